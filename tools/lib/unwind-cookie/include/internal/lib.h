@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+#ifndef __LIBUNWIND_COOKIE_INTERNAL_LIB_H
+#define __LIBUNWIND_COOKIE_INTERNAL_LIB_H
+
+#include <unwind-cookie/core.h>
+
+void libunwind_cookie_print(enum libunwind_cookie_print_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define __pr(level, fmt, ...) \
+	libunwind_cookie_print(level, "libunwind-cookie: " fmt, ##__VA_ARGS__)
+
+#define pr_err(fmt, ...)	__pr(LIBUNWIND_COOKIE_ERR, fmt, ##__VA_ARGS__)
+#define pr_warning(fmt, ...)	__pr(LIBUNWIND_COOKIE_WARN, fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...)	__pr(LIBUNWIND_COOKIE_INFO, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...)	__pr(LIBUNWIND_COOKIE_DEBUG, fmt, ##__VA_ARGS__)
+
+#endif /* __LIBUNWIND_COOKIE_INTERNAL_LIB_H */

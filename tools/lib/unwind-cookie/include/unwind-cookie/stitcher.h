@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+#ifndef __LIBUNWIND_COOKIE_STITCHER_H
+#define __LIBUNWIND_COOKIE_STITCHER_H
+
+/*
+ * The streaming stitch engine. Feed it samples whose user callchain was
+ * deferred and the PERF_RECORD_CALLCHAIN_DEFERRED records that carry those
+ * callchains, in any order, plus the task events that bound a task's life.
+ * It hands every sample back exactly once through the deliver callback:
+ * stitched to its user callchain, or as an orphan with the reason its user
+ * callchain will never come. See Documentation/stitching.md.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unwind-cookie/core.h>
+#include <unwind-cookie/cookie.h>
+
+struct unwind_stitcher;
+
+enum unwind_stitch_status {
+	UNWIND_STITCH_NOT_DEFERRED,	/* the sample had no cookie: passed through */
+	UNWIND_STITCH_STITCHED,		/* joined to its deferred user callchain */
+	UNWIND_STITCH_ORPHAN,		/* its user callchain will not come */
+};
+
+enum unwind_orphan_reason {
+	UNWIND_ORPHAN_NONE,
+	UNWIND_ORPHAN_RECORD_LOST,	/* covered by a lost notice, or the task moved on */
+	UNWIND_ORPHAN_TASK_EXITED,	/* the task exited before its record came */
+	UNWIND_ORPHAN_STREAM_ENDED,	/* the input ended first */
+	UNWIND_ORPHAN_MEMORY_CAP,	/* released early to honour max_pending_bytes */
+	UNWIND_ORPHAN_EXEC,		/* the record shows the program exec'd after the sample */
+	UNWIND_ORPHAN_UNWIND_FAILED,	/* the record came with no usable user entry */
+	UNWIND_ORPHAN__MAX,
+};
+
+/* A short name ("task exited") for pseudo-frames and summaries. */
+LIBUNWIND_COOKIE_API const char *unwind_orphan_reason__name(enum unwind_orphan_reason reason);
+/* A machine-friendly name ("task_exited") for JSON and scripting. */
+LIBUNWIND_COOKIE_API const char *unwind_orphan_reason__key(enum unwind_orphan_reason reason);
+
+/* One sample. All fields are copied; @kernel may be freed on return. */
+struct unwind_stitcher_sample {
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;
+	uint64_t	time;
+	/* The chain before the deferred marker (see unwind_callchain__split). */
+	const uint64_t	*kernel;
+	size_t		nr_kernel;
+	/* 0 for a sample without a deferred user chain. */
+	uint64_t	cookie;
+	/* Owned by the caller, handed back on delivery. */
+	void		*payload;
+	/* Bytes the payload keeps alive, counted against max_pending_bytes. */
+	size_t		payload_bytes;
+};
+
+/* One PERF_RECORD_CALLCHAIN_DEFERRED. @ips is copied. */
+struct unwind_stitcher_record {
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;	/* where the record was written (sample_id) */
+	uint64_t	time;
+	uint64_t	cookie;
+	const uint64_t	*ips;
+	size_t		nr;
+};
+
+/* What the deliver callback gets. Pointers are valid during the call only. */
+struct unwind_stitched_sample {
+	enum unwind_stitch_status	status;
+	enum unwind_orphan_reason	reason;		/* for orphans */
+	uint32_t			pid;
+	uint32_t			tid;
+	uint32_t			cpu;
+	uint64_t			time;
+	uint64_t			cookie;
+	const uint64_t			*kernel;
+	size_t				nr_kernel;
+	/* The sanitised user trace, for stitched samples. */
+	const uint64_t			*user;
+	size_t				nr_user;
+	/* Where and when the joined record was written (stitched only). */
+	uint32_t			record_cpu;
+	uint64_t			record_time;
+	bool				late;	/* taken after its record was written */
+	void				*payload;
+};
+
+typedef void (*unwind_stitcher_deliver_fn)(void *ctx, const struct unwind_stitched_sample *s);
+
+enum unwind_stitcher_order {
+	/*
+	 * A sample is handed back as soon as it is resolved: a non-deferred
+	 * sample at once, a deferred one when its record arrives or when it
+	 * is known to be an orphan. Samples of one kernel entry come back in
+	 * the order they were fed.
+	 */
+	UNWIND_STITCHER_ORDER_RESOLVED,
+	/*
+	 * Samples are handed back in exactly the order they were fed; a
+	 * resolved sample waits for the unresolved ones fed before it.
+	 */
+	UNWIND_STITCHER_ORDER_INPUT,
+};
+
+struct unwind_stitcher_opts {
+	size_t				sz;	/* sizeof(struct unwind_stitcher_opts) */
+	unwind_stitcher_deliver_fn	deliver;
+	void				*ctx;
+	enum unwind_stitcher_order	order;
+	/*
+	 * Disorder the input may have, in sample time units (ns for perf):
+	 * an item arrives before the engine has seen a time more than this
+	 * past it. A record stays available to late samples for this long,
+	 * and no sample is declared lost before this has passed. 0 picks
+	 * UNWIND_STITCHER_DEFAULT_WINDOW.
+	 */
+	uint64_t			window;
+	/* Cap on pending bytes; 0 picks UNWIND_STITCHER_DEFAULT_MAX_BYTES. */
+	size_t				max_pending_bytes;
+	/* Layout used to find a cookie's CPU for the cross-CPU statistic. */
+	enum unwind_cookie_layout	layout;
+};
+
+#define UNWIND_STITCHER_DEFAULT_WINDOW		1000000000ULL	/* 1 s */
+#define UNWIND_STITCHER_DEFAULT_MAX_BYTES	(512ULL << 20)
+
+struct unwind_stitcher_latency {
+	uint64_t	count;
+	int64_t		min;
+	int64_t		median;
+	int64_t		p99;
+	int64_t		max;
+};
+
+struct unwind_stitcher_stats {
+	uint64_t	samples;		/* every sample fed */
+	uint64_t	deferred_samples;	/* those with a cookie */
+	uint64_t	records;		/* every record fed */
+	uint64_t	stitched;
+	uint64_t	orphans[UNWIND_ORPHAN__MAX];	/* [UNWIND_ORPHAN_NONE] unused */
+	uint64_t	orphans_total;
+	uint64_t	duplicates;		/* identical repeats, dropped */
+	uint64_t	duplicates_conflicting;	/* repeats with other ips, dropped */
+	uint64_t	late_samples;		/* stitched to a record written earlier */
+	uint64_t	cross_cpu_records;	/* written on another CPU than the cookie's */
+	uint64_t	truncated_records;	/* cut at a 0 or marker-range ip */
+	uint64_t	empty_records;		/* no usable user entry */
+	uint64_t	unclaimed_records;	/* expired without any sample */
+	uint64_t	lost_notices;
+	uint64_t	invalid_inputs;		/* rejected with -EINVAL */
+	uint64_t	pending_samples;	/* now */
+	uint64_t	pending_bytes;		/* now */
+	uint64_t	peak_pending_samples;
+	uint64_t	peak_pending_bytes;
+	/* record time - sample time of stitched samples; late ones are < 0 */
+	struct unwind_stitcher_latency latency;
+};
+
+LIBUNWIND_COOKIE_API struct unwind_stitcher *
+unwind_stitcher__new(const struct unwind_stitcher_opts *opts);
+/* Hands back nothing: call unwind_stitcher__finish() first to drain. */
+LIBUNWIND_COOKIE_API void unwind_stitcher__delete(struct unwind_stitcher *st);
+
+/* 0, -EINVAL for a malformed input (counted), -ENOMEM. */
+LIBUNWIND_COOKIE_API int unwind_stitcher__add_sample(struct unwind_stitcher *st,
+						     const struct unwind_stitcher_sample *sample);
+LIBUNWIND_COOKIE_API int unwind_stitcher__add_record(struct unwind_stitcher *st,
+						     const struct unwind_stitcher_record *record);
+
+/* Records written on @cpu up to @time may have been lost (PERF_RECORD_LOST). */
+LIBUNWIND_COOKIE_API int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu,
+					       uint64_t time);
+/* PERF_RECORD_EXIT of @tid. */
+LIBUNWIND_COOKIE_API int unwind_stitcher__task_exit(struct unwind_stitcher *st, uint32_t pid,
+						    uint32_t tid, uint64_t time);
+/* PERF_RECORD_COMM with PERF_RECORD_MISC_COMM_EXEC: @tid exec'd. */
+LIBUNWIND_COOKIE_API int unwind_stitcher__task_exec(struct unwind_stitcher *st, uint32_t pid,
+						    uint32_t tid, uint64_t time);
+/* End of stream: every pending sample is handed back. */
+LIBUNWIND_COOKIE_API int unwind_stitcher__finish(struct unwind_stitcher *st);
+
+LIBUNWIND_COOKIE_API void unwind_stitcher__stats(const struct unwind_stitcher *st,
+						 struct unwind_stitcher_stats *stats);
+
+#endif /* __LIBUNWIND_COOKIE_STITCHER_H */
