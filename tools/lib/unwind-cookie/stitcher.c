@@ -1,0 +1,1069 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The streaming stitch engine: joins samples carrying a deferred-unwind
+ * cookie to the PERF_RECORD_CALLCHAIN_DEFERRED record holding their user
+ * callchain. Documentation/stitching.md describes the algorithm; in short:
+ *
+ * - A "slot" gathers what is known of one kernel entry of one task: the
+ *   (tid, cookie) key, the samples waiting for the entry's record, and the
+ *   record once seen. Slots live in a hash keyed by (tid, cookie), so every
+ *   input costs expected O(1): no input ever walks the pending samples of
+ *   other entries.
+ * - Time only moves through the watermark, the largest time fed so far.
+ *   The input may be out of order by up to opts.window; every decision
+ *   that depends on something not arriving waits until the watermark has
+ *   moved a window past the evidence. Such checks sit in one deadline
+ *   queue. Deadlines are always "watermark + window", which never
+ *   decreases, so the queue is a FIFO and needs no heap.
+ * - A task keeps the exec and exit boundaries seen for its tid, so that a
+ *   reused tid or a repeated cookie never joins two incarnations.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unwind-cookie/stitcher.h>
+#include <unwind-cookie/callchain.h>
+#include <internal/lib.h>
+#include <internal/list.h>
+
+/* Deeper records are refused: no producer writes them, and they cost memory. */
+#define MAX_RECORD_NR		(1U << 16)
+#define MAX_KERNEL_NR		(1U << 16)
+
+#define LAT_SUB_BITS		4
+#define LAT_SUB			(1U << LAT_SUB_BITS)
+#define LAT_BUCKETS		(64U * LAT_SUB)
+
+/* A record seen, shared by the samples it stitched until they are delivered. */
+struct record {
+	unsigned int	refcnt;
+	uint32_t	pid;
+	uint32_t	cpu;
+	uint64_t	time;
+	bool		claimed;
+	size_t		nr;
+	uint64_t	ips[];
+};
+
+struct sample {
+	struct uc_list	slot_node;	/* in its slot, while waiting for a record */
+	struct uc_list	out_node;	/* in the output queue (ORDER_INPUT) */
+	bool		resolved;
+	enum unwind_stitch_status status;
+	enum unwind_orphan_reason reason;
+	bool		late;
+	struct record	*record;
+	size_t		bytes;
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	cpu;
+	uint64_t	time;
+	uint64_t	cookie;
+	void		*payload;
+	size_t		nr_kernel;
+	uint64_t	kernel[];
+};
+
+struct hnode {
+	struct hnode	*next;
+	uint64_t	hash;
+};
+
+struct htable {
+	struct hnode	**buckets;
+	size_t		mask;
+	size_t		count;
+};
+
+enum deadline_kind {
+	DEADLINE_SLOT,
+	DEADLINE_TASK,
+};
+
+struct deadline {
+	struct uc_list	node;
+	uint64_t	when;
+	enum deadline_kind kind;
+};
+
+struct boundary {
+	uint64_t	time;
+	bool		exit;	/* else exec */
+};
+
+struct task {
+	struct hnode	hnode;
+	uint32_t	tid;
+	struct uc_list	slots;
+	size_t		nr_slots;
+	struct deadline	gc;
+	bool		has_record_time;
+	uint64_t	max_record_time;
+	struct boundary	*bounds;
+	size_t		nr_bounds;
+	size_t		bounds_cap;
+};
+
+/* One kernel entry of one task incarnation. */
+struct slot {
+	struct hnode	hnode;
+	struct uc_list	task_node;
+	struct uc_list	age_node;
+	struct deadline	check;
+	struct task	*task;
+	uint64_t	cookie;
+	uint32_t	pid;
+	uint64_t	first_time;
+	uint64_t	max_time;
+	struct uc_list	samples;
+	size_t		nr_samples;
+	struct record	*record;
+	/* Why its record should have come by now, found by a first check. */
+	bool		has_evidence;
+	enum unwind_orphan_reason evidence_reason;
+	uint64_t	evidence_time;
+};
+
+struct unwind_stitcher {
+	struct unwind_stitcher_opts opts;
+	struct htable	slots;
+	struct htable	tasks;
+	struct uc_list	deadlines;
+	struct uc_list	ages;
+	struct uc_list	output;
+	uint64_t	watermark;
+	bool		has_lost;
+	uint64_t	last_lost_time;
+	bool		cap_warned;
+	struct unwind_stitcher_stats stats;
+	uint64_t	lat_pos[LAT_BUCKETS];
+	uint64_t	lat_neg[LAT_BUCKETS];
+};
+
+static const char * const reason_names[UNWIND_ORPHAN__MAX] = {
+	[UNWIND_ORPHAN_NONE]		= "none",
+	[UNWIND_ORPHAN_RECORD_LOST]	= "record lost",
+	[UNWIND_ORPHAN_TASK_EXITED]	= "task exited",
+	[UNWIND_ORPHAN_STREAM_ENDED]	= "stream ended",
+	[UNWIND_ORPHAN_MEMORY_CAP]	= "memory cap",
+	[UNWIND_ORPHAN_EXEC]		= "exec",
+	[UNWIND_ORPHAN_UNWIND_FAILED]	= "unwind failed",
+};
+
+static const char * const reason_keys[UNWIND_ORPHAN__MAX] = {
+	[UNWIND_ORPHAN_NONE]		= "none",
+	[UNWIND_ORPHAN_RECORD_LOST]	= "record_lost",
+	[UNWIND_ORPHAN_TASK_EXITED]	= "task_exited",
+	[UNWIND_ORPHAN_STREAM_ENDED]	= "stream_ended",
+	[UNWIND_ORPHAN_MEMORY_CAP]	= "memory_cap",
+	[UNWIND_ORPHAN_EXEC]		= "exec",
+	[UNWIND_ORPHAN_UNWIND_FAILED]	= "unwind_failed",
+};
+
+const char *unwind_orphan_reason__name(enum unwind_orphan_reason reason)
+{
+	return (unsigned int)reason < UNWIND_ORPHAN__MAX ? reason_names[reason] : NULL;
+}
+
+const char *unwind_orphan_reason__key(enum unwind_orphan_reason reason)
+{
+	return (unsigned int)reason < UNWIND_ORPHAN__MAX ? reason_keys[reason] : NULL;
+}
+
+/* ---- hash tables ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t slot_hash(uint32_t tid, uint64_t cookie)
+{
+	return mix64(cookie ^ ((uint64_t)tid * 0x9e3779b97f4a7c15ULL));
+}
+
+static uint64_t task_hash(uint32_t tid)
+{
+	return mix64(tid);
+}
+
+static int htable_init(struct htable *t)
+{
+	t->buckets = calloc(64, sizeof(*t->buckets));
+	if (!t->buckets)
+		return -ENOMEM;
+	t->mask = 63;
+	t->count = 0;
+	return 0;
+}
+
+/* Doubling keeps chains short; a failed grow only costs speed. */
+static void htable_grow(struct htable *t)
+{
+	size_t size = (t->mask + 1) * 2, i;
+	struct hnode **buckets = calloc(size, sizeof(*buckets));
+
+	if (!buckets)
+		return;
+	for (i = 0; i <= t->mask; i++) {
+		struct hnode *n = t->buckets[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			n->next = buckets[n->hash & (size - 1)];
+			buckets[n->hash & (size - 1)] = n;
+		}
+	}
+	free(t->buckets);
+	t->buckets = buckets;
+	t->mask = size - 1;
+}
+
+static void htable_add(struct htable *t, struct hnode *n, uint64_t hash)
+{
+	if (t->count >= t->mask + 1)
+		htable_grow(t);
+	n->hash = hash;
+	n->next = t->buckets[hash & t->mask];
+	t->buckets[hash & t->mask] = n;
+	t->count++;
+}
+
+static void htable_del(struct htable *t, struct hnode *n)
+{
+	struct hnode **pp = &t->buckets[n->hash & t->mask];
+
+	for (; *pp; pp = &(*pp)->next) {
+		if (*pp == n) {
+			*pp = n->next;
+			t->count--;
+			return;
+		}
+	}
+}
+
+static struct hnode *htable_first(const struct htable *t, uint64_t hash)
+{
+	struct hnode *n = t->buckets[hash & t->mask];
+
+	while (n && n->hash != hash)
+		n = n->next;
+	return n;
+}
+
+static struct hnode *htable_next(const struct hnode *n, uint64_t hash)
+{
+	for (n = n->next; n && n->hash != hash; n = n->next)
+		;
+	return (struct hnode *)n;
+}
+
+/* ---- accounting ---- */
+
+static void account(struct unwind_stitcher *st, long samples, long long bytes)
+{
+	st->stats.pending_samples += samples;
+	st->stats.pending_bytes += bytes;
+	if (st->stats.pending_samples > st->stats.peak_pending_samples)
+		st->stats.peak_pending_samples = st->stats.pending_samples;
+	if (st->stats.pending_bytes > st->stats.peak_pending_bytes)
+		st->stats.peak_pending_bytes = st->stats.pending_bytes;
+}
+
+static unsigned int lat_bucket(uint64_t v)
+{
+	unsigned int msb;
+
+	if (v < 2 * LAT_SUB)
+		return v;
+	msb = 63 - __builtin_clzll(v);
+	return (msb - LAT_SUB_BITS + 1) * LAT_SUB + ((v >> (msb - LAT_SUB_BITS)) & (LAT_SUB - 1));
+}
+
+static uint64_t lat_bucket_floor(unsigned int b)
+{
+	unsigned int msb;
+
+	if (b < 2 * LAT_SUB)
+		return b;
+	msb = b / LAT_SUB + LAT_SUB_BITS - 1;
+	return (uint64_t)(LAT_SUB + b % LAT_SUB) << (msb - LAT_SUB_BITS);
+}
+
+static void latency_add(struct unwind_stitcher *st, int64_t lat)
+{
+	struct unwind_stitcher_latency *l = &st->stats.latency;
+
+	if (!l->count || lat < l->min)
+		l->min = lat;
+	if (!l->count || lat > l->max)
+		l->max = lat;
+	l->count++;
+	if (lat < 0)
+		st->lat_neg[lat_bucket(-(uint64_t)lat)]++;
+	else
+		st->lat_pos[lat_bucket(lat)]++;
+}
+
+/* The value at @rank (1-based), to within the bucket width (1/16). */
+static int64_t latency_rank(const struct unwind_stitcher *st, uint64_t rank)
+{
+	const struct unwind_stitcher_latency *l = &st->stats.latency;
+	uint64_t seen = 0;
+	int64_t v = l->max;
+	unsigned int b;
+
+	for (b = LAT_BUCKETS; b-- > 0;) {
+		seen += st->lat_neg[b];
+		if (seen >= rank) {
+			v = -(int64_t)lat_bucket_floor(b);
+			goto out;
+		}
+	}
+	for (b = 0; b < LAT_BUCKETS; b++) {
+		seen += st->lat_pos[b];
+		if (seen >= rank) {
+			v = lat_bucket_floor(b);
+			break;
+		}
+	}
+out:
+	if (v < l->min)
+		v = l->min;
+	if (v > l->max)
+		v = l->max;
+	return v;
+}
+
+/* ---- records ---- */
+
+static void record_put(struct unwind_stitcher *st, struct record *rec)
+{
+	if (!rec || --rec->refcnt)
+		return;
+	account(st, 0, -(long long)(sizeof(*rec) + rec->nr * sizeof(rec->ips[0])));
+	free(rec);
+}
+
+/* ---- delivery ---- */
+
+static void sample_free(struct unwind_stitcher *st, struct sample *s)
+{
+	record_put(st, s->record);
+	account(st, -1, -(long long)s->bytes);
+	free(s);
+}
+
+static void deliver(struct unwind_stitcher *st, struct sample *s)
+{
+	struct unwind_stitched_sample out = {
+		.status		= s->status,
+		.reason		= s->reason,
+		.pid		= s->pid,
+		.tid		= s->tid,
+		.cpu		= s->cpu,
+		.time		= s->time,
+		.cookie		= s->cookie,
+		.kernel		= s->kernel,
+		.nr_kernel	= s->nr_kernel,
+		.late		= s->late,
+		.payload	= s->payload,
+	};
+
+	if (s->record && s->status == UNWIND_STITCH_STITCHED) {
+		out.user = s->record->ips;
+		out.nr_user = s->record->nr;
+		out.record_cpu = s->record->cpu;
+		out.record_time = s->record->time;
+	}
+	if (st->opts.deliver)
+		st->opts.deliver(st->opts.ctx, &out);
+}
+
+/* ORDER_INPUT: hand back the resolved head of the queue. */
+static void drain(struct unwind_stitcher *st)
+{
+	while (!uc_list_empty(&st->output)) {
+		struct sample *s = uc_container_of(st->output.next, struct sample, out_node);
+
+		if (!s->resolved)
+			break;
+		uc_list_del(&s->out_node);
+		deliver(st, s);
+		sample_free(st, s);
+	}
+}
+
+static void resolve(struct unwind_stitcher *st, struct sample *s, enum unwind_stitch_status status,
+		    enum unwind_orphan_reason reason, struct record *rec)
+{
+	s->status = status;
+	s->reason = reason;
+	s->resolved = true;
+	if (uc_list_linked(&s->slot_node))
+		uc_list_del(&s->slot_node);
+
+	if (status == UNWIND_STITCH_STITCHED) {
+		st->stats.stitched++;
+		s->late = s->time > rec->time;
+		if (s->late)
+			st->stats.late_samples++;
+		latency_add(st, (int64_t)(rec->time - s->time));
+		rec->refcnt++;
+		rec->claimed = true;
+		s->record = rec;
+	} else if (status == UNWIND_STITCH_ORPHAN) {
+		st->stats.orphans[reason]++;
+		st->stats.orphans_total++;
+	}
+
+	if (st->opts.order == UNWIND_STITCHER_ORDER_RESOLVED) {
+		deliver(st, s);
+		sample_free(st, s);
+	}
+}
+
+/* ---- tasks ---- */
+
+static struct task *task_find(struct unwind_stitcher *st, uint32_t tid)
+{
+	uint64_t h = task_hash(tid);
+	struct hnode *n;
+
+	for (n = htable_first(&st->tasks, h); n; n = htable_next(n, h)) {
+		struct task *t = uc_container_of(n, struct task, hnode);
+
+		if (t->tid == tid)
+			return t;
+	}
+	return NULL;
+}
+
+static struct task *task_get(struct unwind_stitcher *st, uint32_t tid)
+{
+	struct task *t = task_find(st, tid);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	uc_list_init(&t->slots);
+	uc_list_init(&t->gc.node);
+	t->gc.kind = DEADLINE_TASK;
+	htable_add(&st->tasks, &t->hnode, task_hash(tid));
+	account(st, 0, sizeof(*t));
+	return t;
+}
+
+static void task_free(struct unwind_stitcher *st, struct task *t)
+{
+	htable_del(&st->tasks, &t->hnode);
+	uc_list_del(&t->gc.node);
+	account(st, 0, -(long long)(sizeof(*t) + t->bounds_cap * sizeof(*t->bounds)));
+	free(t->bounds);
+	free(t);
+}
+
+static void schedule(struct unwind_stitcher *st, struct deadline *d)
+{
+	if (uc_list_linked(&d->node))
+		uc_list_del(&d->node);
+	d->when = st->watermark + st->opts.window;
+	uc_list_add_tail(&d->node, &st->deadlines);
+}
+
+/*
+ * A task without slots is kept one more window: its boundaries and last
+ * record time still matter to inputs that arrive out of order.
+ */
+static void task_release(struct unwind_stitcher *st, struct task *t)
+{
+	if (!t->nr_slots)
+		schedule(st, &t->gc);
+}
+
+static int task_add_boundary(struct unwind_stitcher *st, struct task *t, uint64_t time, bool exit)
+{
+	if (t->nr_bounds == t->bounds_cap) {
+		size_t cap = t->bounds_cap ? t->bounds_cap * 2 : 2;
+		struct boundary *b = realloc(t->bounds, cap * sizeof(*b));
+
+		if (!b)
+			return -ENOMEM;
+		account(st, 0, (long long)(cap - t->bounds_cap) * sizeof(*b));
+		t->bounds = b;
+		t->bounds_cap = cap;
+	}
+	t->bounds[t->nr_bounds].time = time;
+	t->bounds[t->nr_bounds].exit = exit;
+	t->nr_bounds++;
+	return 0;
+}
+
+/* Is there an exit (or exec) boundary b with lo <= b < hi? */
+static bool task_boundary_between(const struct task *t, uint64_t lo, uint64_t hi, bool exit)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_bounds; i++) {
+		if (t->bounds[i].exit == exit && t->bounds[i].time >= lo && t->bounds[i].time < hi)
+			return true;
+	}
+	return false;
+}
+
+static bool task_exit_at_or_after(const struct task *t, uint64_t time, uint64_t *when)
+{
+	bool found = false;
+	size_t i;
+
+	for (i = 0; i < t->nr_bounds; i++) {
+		if (t->bounds[i].exit && t->bounds[i].time >= time &&
+		    (!found || t->bounds[i].time < *when)) {
+			*when = t->bounds[i].time;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* Same incarnation: same pid, no exit of the tid between the two times. */
+static bool same_incarnation(const struct task *t, uint32_t pid_a, uint64_t time_a,
+			     uint32_t pid_b, uint64_t time_b)
+{
+	uint64_t lo = time_a < time_b ? time_a : time_b;
+	uint64_t hi = time_a < time_b ? time_b : time_a;
+
+	return pid_a == pid_b && !task_boundary_between(t, lo, hi, true);
+}
+
+/* ---- slots ---- */
+
+static struct slot *slot_new(struct unwind_stitcher *st, struct task *t, uint64_t cookie,
+			     uint32_t pid, uint64_t time)
+{
+	struct slot *sl = calloc(1, sizeof(*sl));
+
+	if (!sl)
+		return NULL;
+	sl->task = t;
+	sl->cookie = cookie;
+	sl->pid = pid;
+	sl->first_time = time;
+	sl->max_time = time;
+	uc_list_init(&sl->samples);
+	uc_list_init(&sl->check.node);
+	sl->check.kind = DEADLINE_SLOT;
+	htable_add(&st->slots, &sl->hnode, slot_hash(t->tid, cookie));
+	uc_list_add_tail(&sl->task_node, &t->slots);
+	uc_list_add_tail(&sl->age_node, &st->ages);
+	t->nr_slots++;
+	uc_list_del(&t->gc.node);
+	account(st, 0, sizeof(*sl));
+	schedule(st, &sl->check);
+	return sl;
+}
+
+static void slot_free(struct unwind_stitcher *st, struct slot *sl)
+{
+	struct task *t = sl->task;
+
+	if (sl->record) {
+		if (!sl->record->claimed)
+			st->stats.unclaimed_records++;
+		record_put(st, sl->record);
+	}
+	htable_del(&st->slots, &sl->hnode);
+	uc_list_del(&sl->task_node);
+	uc_list_del(&sl->age_node);
+	uc_list_del(&sl->check.node);
+	account(st, 0, -(long long)sizeof(*sl));
+	free(sl);
+	t->nr_slots--;
+	task_release(st, t);
+}
+
+static void slot_orphan_all(struct unwind_stitcher *st, struct slot *sl,
+			    enum unwind_orphan_reason reason)
+{
+	while (!uc_list_empty(&sl->samples)) {
+		struct sample *s = uc_container_of(sl->samples.next, struct sample, slot_node);
+
+		resolve(st, s, UNWIND_STITCH_ORPHAN, reason, NULL);
+	}
+	sl->nr_samples = 0;
+}
+
+/*
+ * Join @s to the record of its slot, or orphan it when the record cannot
+ * describe its user stack: the task exec'd between the sample and the
+ * record (the record shows the new program), or the unwind found nothing.
+ */
+static void slot_settle(struct unwind_stitcher *st, struct slot *sl, struct sample *s)
+{
+	struct record *rec = sl->record;
+
+	if (!same_incarnation(sl->task, s->pid, s->time, rec->pid, rec->time))
+		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_TASK_EXITED, NULL);
+	else if (s->time <= rec->time &&
+		 task_boundary_between(sl->task, s->time, rec->time, false))
+		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_EXEC, NULL);
+	else if (!rec->nr)
+		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_UNWIND_FAILED, NULL);
+	else
+		resolve(st, s, UNWIND_STITCH_STITCHED, UNWIND_ORPHAN_NONE, rec);
+}
+
+/*
+ * The slot of (tid, cookie) an item of @pid at @time belongs to. With a
+ * record in the slot the item must lie within a window of the record:
+ * anything farther is a repeat of the cookie after its counter wrapped. A
+ * record likewise never joins samples taken more than a window after it.
+ */
+static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64_t cookie,
+			      uint32_t pid, uint64_t time, bool is_record)
+{
+	uint64_t h = slot_hash(t->tid, cookie);
+	uint64_t w = st->opts.window;
+	struct hnode *n;
+
+	for (n = htable_first(&st->slots, h); n; n = htable_next(n, h)) {
+		struct slot *sl = uc_container_of(n, struct slot, hnode);
+
+		if (sl->task != t || sl->cookie != cookie)
+			continue;
+		if (sl->record) {
+			uint64_t rt = sl->record->time;
+
+			if (time + w < rt || time > rt + w)
+				continue;
+			if (same_incarnation(t, pid, time, sl->record->pid, rt))
+				return sl;
+			continue;
+		}
+		if (is_record && sl->first_time > time + w)
+			continue;
+		if (same_incarnation(t, pid, time, sl->pid, sl->first_time))
+			return sl;
+	}
+	return NULL;
+}
+
+/*
+ * A slot's deadline passed. A retained record has served its window. A
+ * slot still waiting needs evidence that its record is overdue: the task
+ * exited after the samples, or completed a later kernel entry (a record
+ * with a later time). The first check notes the evidence; the next one, a
+ * full window later, is conclusive, because any record written before the
+ * evidence has then had its window to arrive.
+ */
+static void slot_check(struct unwind_stitcher *st, struct slot *sl)
+{
+	struct task *t = sl->task;
+	uint64_t when = 0;
+
+	if (sl->record || !sl->nr_samples) {
+		slot_free(st, sl);
+		return;
+	}
+	if (sl->has_evidence) {
+		enum unwind_orphan_reason reason = sl->evidence_reason;
+
+		if (st->has_lost && st->last_lost_time >= sl->max_time)
+			reason = UNWIND_ORPHAN_RECORD_LOST;
+		slot_orphan_all(st, sl, reason);
+		slot_free(st, sl);
+		return;
+	}
+	if (task_exit_at_or_after(t, sl->max_time, &when)) {
+		sl->has_evidence = true;
+		sl->evidence_reason = UNWIND_ORPHAN_TASK_EXITED;
+		sl->evidence_time = when;
+	} else if (t->has_record_time && t->max_record_time > sl->max_time) {
+		sl->has_evidence = true;
+		sl->evidence_reason = UNWIND_ORPHAN_RECORD_LOST;
+		sl->evidence_time = t->max_record_time;
+	}
+	schedule(st, &sl->check);
+}
+
+static void expire(struct unwind_stitcher *st)
+{
+	while (!uc_list_empty(&st->deadlines)) {
+		struct deadline *d = uc_container_of(st->deadlines.next, struct deadline, node);
+
+		if (st->watermark <= d->when)
+			break;
+		uc_list_del(&d->node);
+		if (d->kind == DEADLINE_SLOT) {
+			slot_check(st, uc_container_of(d, struct slot, check));
+		} else {
+			struct task *t = uc_container_of(d, struct task, gc);
+
+			if (!t->nr_slots)
+				task_free(st, t);
+		}
+	}
+}
+
+/* Release the oldest slots until the pending bytes fit under the cap. */
+static void enforce_cap(struct unwind_stitcher *st)
+{
+	while (st->stats.pending_bytes > st->opts.max_pending_bytes && !uc_list_empty(&st->ages)) {
+		struct slot *sl = uc_container_of(st->ages.next, struct slot, age_node);
+
+		if (!st->cap_warned) {
+			pr_warning("memory cap of %zu bytes reached: the oldest pending samples are released as orphans (raise the cap to keep them)\n",
+				   st->opts.max_pending_bytes);
+			st->cap_warned = true;
+		}
+		slot_orphan_all(st, sl, UNWIND_ORPHAN_MEMORY_CAP);
+		slot_free(st, sl);
+		if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
+			drain(st);
+	}
+}
+
+/* Every API call that changes state ends here. */
+static int settle(struct unwind_stitcher *st, int err)
+{
+	expire(st);
+	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
+		drain(st);
+	enforce_cap(st);
+	return err;
+}
+
+static void advance(struct unwind_stitcher *st, uint64_t time)
+{
+	if (time > st->watermark)
+		st->watermark = time;
+}
+
+static int invalid(struct unwind_stitcher *st)
+{
+	st->stats.invalid_inputs++;
+	return -EINVAL;
+}
+
+/* ---- API ---- */
+
+struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *opts)
+{
+	struct unwind_stitcher *st;
+
+	if (!opts || opts->sz < offsetof(struct unwind_stitcher_opts, layout) + sizeof(opts->layout)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts->order != UNWIND_STITCHER_ORDER_RESOLVED &&
+	    opts->order != UNWIND_STITCHER_ORDER_INPUT) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	memcpy(&st->opts, opts, opts->sz < sizeof(*opts) ? opts->sz : sizeof(*opts));
+	st->opts.sz = sizeof(st->opts);
+	if (!st->opts.window)
+		st->opts.window = UNWIND_STITCHER_DEFAULT_WINDOW;
+	if (!st->opts.max_pending_bytes)
+		st->opts.max_pending_bytes = UNWIND_STITCHER_DEFAULT_MAX_BYTES;
+	uc_list_init(&st->deadlines);
+	uc_list_init(&st->ages);
+	uc_list_init(&st->output);
+	if (htable_init(&st->slots) || htable_init(&st->tasks)) {
+		free(st->slots.buckets);
+		free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+/* Tasks without slots; walks the whole table, so only at the end. */
+static void free_tasks(struct unwind_stitcher *st)
+{
+	size_t i;
+
+	for (i = 0; i <= st->tasks.mask; i++) {
+		while (st->tasks.buckets[i])
+			task_free(st, uc_container_of(st->tasks.buckets[i], struct task, hnode));
+	}
+}
+
+static void free_everything(struct unwind_stitcher *st)
+{
+	while (!uc_list_empty(&st->ages)) {
+		struct slot *sl = uc_container_of(st->ages.next, struct slot, age_node);
+
+		while (!uc_list_empty(&sl->samples)) {
+			struct sample *s = uc_container_of(sl->samples.next, struct sample,
+							   slot_node);
+
+			uc_list_del(&s->slot_node);
+			if (uc_list_linked(&s->out_node))
+				uc_list_del(&s->out_node);
+			sample_free(st, s);
+		}
+		slot_free(st, sl);
+	}
+	while (!uc_list_empty(&st->output)) {
+		struct sample *s = uc_container_of(st->output.next, struct sample, out_node);
+
+		uc_list_del(&s->out_node);
+		sample_free(st, s);
+	}
+	free_tasks(st);
+}
+
+void unwind_stitcher__delete(struct unwind_stitcher *st)
+{
+	if (!st)
+		return;
+	free_everything(st);
+	free(st->slots.buckets);
+	free(st->tasks.buckets);
+	free(st);
+}
+
+int unwind_stitcher__add_sample(struct unwind_stitcher *st,
+				const struct unwind_stitcher_sample *in)
+{
+	struct task *t;
+	struct slot *sl = NULL;
+	struct sample *s;
+	size_t bytes;
+
+	if (!st || !in)
+		return -EINVAL;
+	if ((in->nr_kernel && !in->kernel) || in->nr_kernel > MAX_KERNEL_NR)
+		return invalid(st);
+
+	st->stats.samples++;
+	advance(st, in->time);
+	if (in->cookie)
+		st->stats.deferred_samples++;
+
+	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
+	s = malloc(sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
+	if (!s)
+		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
+	uc_list_init(&s->slot_node);
+	uc_list_init(&s->out_node);
+	s->bytes = bytes;
+	s->pid = in->pid;
+	s->tid = in->tid;
+	s->cpu = in->cpu;
+	s->time = in->time;
+	s->cookie = in->cookie;
+	s->payload = in->payload;
+	s->nr_kernel = in->nr_kernel;
+	if (in->nr_kernel)
+		memcpy(s->kernel, in->kernel, in->nr_kernel * sizeof(s->kernel[0]));
+	account(st, 1, bytes);
+	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
+		uc_list_add_tail(&s->out_node, &st->output);
+
+	if (!in->cookie) {
+		resolve(st, s, UNWIND_STITCH_NOT_DEFERRED, UNWIND_ORPHAN_NONE, NULL);
+		return settle(st, 0);
+	}
+
+	t = task_get(st, in->tid);
+	if (t)
+		sl = slot_find(st, t, in->cookie, in->pid, in->time, false);
+	if (!sl && t)
+		sl = slot_new(st, t, in->cookie, in->pid, in->time);
+	if (!sl) {
+		/* Out of memory: the sample still leaves, as an orphan. */
+		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_MEMORY_CAP, NULL);
+		return settle(st, -ENOMEM);
+	}
+
+	uc_list_add_tail(&s->slot_node, &sl->samples);
+	sl->nr_samples++;
+	if (in->time > sl->max_time)
+		sl->max_time = in->time;
+	if (sl->record) {
+		slot_settle(st, sl, s);
+		sl->nr_samples--;
+	}
+	return settle(st, 0);
+}
+
+static bool same_ips(const struct record *rec, const uint64_t *ips, size_t nr)
+{
+	return rec->nr == nr && (!nr || !memcmp(rec->ips, ips, nr * sizeof(*ips)));
+}
+
+int unwind_stitcher__add_record(struct unwind_stitcher *st,
+				const struct unwind_stitcher_record *in)
+{
+	struct unwind_cookie_fields fields;
+	struct record *rec;
+	struct task *t;
+	struct slot *sl;
+	size_t nr, dropped = 0;
+
+	if (!st || !in)
+		return -EINVAL;
+	if (!in->cookie || (in->nr && !in->ips) || in->nr > MAX_RECORD_NR)
+		return invalid(st);
+
+	st->stats.records++;
+	advance(st, in->time);
+	nr = unwind_callchain__sanitize(in->ips, in->nr, &dropped);
+	if (dropped)
+		st->stats.truncated_records++;
+	if (!nr)
+		st->stats.empty_records++;
+	if (!unwind_cookie__decode(st->opts.layout, in->cookie, &fields) && fields.cpu != in->cpu)
+		st->stats.cross_cpu_records++;
+
+	t = task_get(st, in->tid);
+	if (!t)
+		return settle(st, -ENOMEM);
+	if (!t->has_record_time || in->time > t->max_record_time) {
+		t->max_record_time = in->time;
+		t->has_record_time = true;
+	}
+
+	/* One copy per defer_output event: keep the first, count the rest. */
+	sl = slot_find(st, t, in->cookie, in->pid, in->time, true);
+	if (sl && sl->record) {
+		if (same_ips(sl->record, in->ips, nr))
+			st->stats.duplicates++;
+		else
+			st->stats.duplicates_conflicting++;
+		return settle(st, 0);
+	}
+
+	rec = malloc(sizeof(*rec) + nr * sizeof(rec->ips[0]));
+	if (!rec)
+		return settle(st, -ENOMEM);
+	rec->refcnt = 1;
+	rec->pid = in->pid;
+	rec->cpu = in->cpu;
+	rec->time = in->time;
+	rec->claimed = false;
+	rec->nr = nr;
+	if (nr)
+		memcpy(rec->ips, in->ips, nr * sizeof(rec->ips[0]));
+	account(st, 0, sizeof(*rec) + nr * sizeof(rec->ips[0]));
+
+	if (!sl)
+		sl = slot_new(st, t, in->cookie, in->pid, in->time);
+	if (!sl) {
+		record_put(st, rec);
+		return settle(st, -ENOMEM);
+	}
+	sl->record = rec;
+	while (!uc_list_empty(&sl->samples)) {
+		struct sample *s = uc_container_of(sl->samples.next, struct sample, slot_node);
+
+		slot_settle(st, sl, s);
+	}
+	sl->nr_samples = 0;
+	/* Stay available to late samples for one window. */
+	schedule(st, &sl->check);
+	return settle(st, 0);
+}
+
+int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu, uint64_t time)
+{
+	(void)cpu;
+	if (!st)
+		return -EINVAL;
+	st->stats.lost_notices++;
+	advance(st, time);
+	if (!st->has_lost || time > st->last_lost_time)
+		st->last_lost_time = time;
+	st->has_lost = true;
+	return settle(st, 0);
+}
+
+static int task_boundary(struct unwind_stitcher *st, uint32_t tid, uint64_t time, bool exit)
+{
+	struct task *t;
+	int err;
+
+	if (!st)
+		return -EINVAL;
+	advance(st, time);
+	t = task_get(st, tid);
+	if (!t)
+		return settle(st, -ENOMEM);
+	err = task_add_boundary(st, t, time, exit);
+	task_release(st, t);
+	return settle(st, err);
+}
+
+int unwind_stitcher__task_exit(struct unwind_stitcher *st, uint32_t pid, uint32_t tid,
+			       uint64_t time)
+{
+	(void)pid;
+	return task_boundary(st, tid, time, true);
+}
+
+int unwind_stitcher__task_exec(struct unwind_stitcher *st, uint32_t pid, uint32_t tid,
+			       uint64_t time)
+{
+	(void)pid;
+	return task_boundary(st, tid, time, false);
+}
+
+/* Why a sample still waiting at the end of the stream never got its record. */
+static enum unwind_orphan_reason end_reason(struct unwind_stitcher *st, struct slot *sl)
+{
+	uint64_t when = 0;
+
+	if (st->has_lost && st->last_lost_time >= sl->max_time)
+		return UNWIND_ORPHAN_RECORD_LOST;
+	if (task_exit_at_or_after(sl->task, sl->max_time, &when))
+		return UNWIND_ORPHAN_TASK_EXITED;
+	if (sl->task->has_record_time && sl->task->max_record_time > sl->max_time)
+		return UNWIND_ORPHAN_RECORD_LOST;
+	return UNWIND_ORPHAN_STREAM_ENDED;
+}
+
+int unwind_stitcher__finish(struct unwind_stitcher *st)
+{
+	if (!st)
+		return -EINVAL;
+	/* Oldest first, so that the result does not depend on hash order. */
+	while (!uc_list_empty(&st->ages)) {
+		struct slot *sl = uc_container_of(st->ages.next, struct slot, age_node);
+
+		if (sl->nr_samples)
+			slot_orphan_all(st, sl, end_reason(st, sl));
+		slot_free(st, sl);
+	}
+	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
+		drain(st);
+	free_tasks(st);
+	return 0;
+}
+
+void unwind_stitcher__stats(const struct unwind_stitcher *st, struct unwind_stitcher_stats *stats)
+{
+	const struct unwind_stitcher_latency *l;
+
+	if (!st || !stats)
+		return;
+	*stats = st->stats;
+	l = &st->stats.latency;
+	if (l->count) {
+		stats->latency.median = latency_rank(st, (l->count + 1) / 2);
+		stats->latency.p99 = latency_rank(st, (l->count * 99 + 99) / 100);
+	}
+}

@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The stitch engine, one requirement per test: each scenario is fed by
+ * hand and the delivered samples are compared entry by entry.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unwind-cookie/stitcher.h>
+
+#define W	100	/* the window every test uses, unless it says otherwise */
+#define MAX_OUT	256
+
+struct out {
+	enum unwind_stitch_status status;
+	enum unwind_orphan_reason reason;
+	long id;		/* the payload */
+	uint32_t tid;
+	uint64_t user[8];
+	size_t nr_user;
+	size_t nr_kernel;
+	uint64_t kernel0;
+	uint32_t record_cpu;
+	uint64_t record_time;
+	bool late;
+};
+
+static struct out outs[MAX_OUT];
+static size_t nr_outs;
+
+static void collect(void *ctx, const struct unwind_stitched_sample *s)
+{
+	struct out *o = &outs[nr_outs++];
+
+	(void)ctx;
+	ck_assert_uint_le(nr_outs, MAX_OUT);
+	memset(o, 0, sizeof(*o));
+	o->status = s->status;
+	o->reason = s->reason;
+	o->id = (long)(intptr_t)s->payload;
+	o->tid = s->tid;
+	o->nr_user = s->nr_user;
+	ck_assert_uint_le(s->nr_user, 8);
+	if (s->nr_user)
+		memcpy(o->user, s->user, s->nr_user * sizeof(uint64_t));
+	o->nr_kernel = s->nr_kernel;
+	o->kernel0 = s->nr_kernel ? s->kernel[0] : 0;
+	o->record_cpu = s->record_cpu;
+	o->record_time = s->record_time;
+	o->late = s->late;
+}
+
+static struct unwind_stitcher *new_stitcher(enum unwind_stitcher_order order, size_t max_bytes)
+{
+	struct unwind_stitcher_opts opts = {
+		.sz = sizeof(opts),
+		.deliver = collect,
+		.order = order,
+		.window = W,
+		.max_pending_bytes = max_bytes,
+		.layout = UNWIND_COOKIE_LAYOUT_MERGED_LE,
+	};
+	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+
+	ck_assert_ptr_nonnull(st);
+	nr_outs = 0;
+	return st;
+}
+
+static const uint64_t kchain[] = { UNWIND_COOKIE_CONTEXT_KERNEL, 0xffffffff81000010ULL };
+
+static void sample(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
+		   uint64_t time, uint64_t cookie)
+{
+	struct unwind_stitcher_sample s = {
+		.pid = pid, .tid = tid, .cpu = 0, .time = time,
+		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
+		.payload = (void *)(intptr_t)id,
+	};
+
+	ck_assert_int_eq(unwind_stitcher__add_sample(st, &s), 0);
+}
+
+static void record(struct unwind_stitcher *st, uint32_t pid, uint32_t tid, uint32_t cpu,
+		   uint64_t time, uint64_t cookie, const uint64_t *ips, size_t nr)
+{
+	struct unwind_stitcher_record r = {
+		.pid = pid, .tid = tid, .cpu = cpu, .time = time,
+		.cookie = cookie, .ips = ips, .nr = nr,
+	};
+
+	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), 0);
+}
+
+/* A sample of an unrelated task, only to move the engine's clock. */
+static void tick(struct unwind_stitcher *st, uint64_t time)
+{
+	sample(st, -1, 999, 999, time, 0);
+}
+
+static struct unwind_stitcher_stats stats_of(struct unwind_stitcher *st)
+{
+	struct unwind_stitcher_stats s;
+
+	unwind_stitcher__stats(st, &s);
+	return s;
+}
+
+/* The outputs with a given payload id. */
+static const struct out *find(long id)
+{
+	size_t i;
+
+	for (i = 0; i < nr_outs; i++)
+		if (outs[i].id == id)
+			return &outs[i];
+	return NULL;
+}
+
+static const uint64_t U1[] = { 0x401000, 0x402000, 0x403000 };
+static const uint64_t U2[] = { 0x501000, 0x502000 };
+
+/* cnt 11 on CPU 5, the upstream example; cnt 13 and 15 on CPU 5. */
+#define C1 0xb00000006ULL
+#define C2 0xd00000006ULL
+#define C3 0xf00000006ULL
+
+static void assert_stitched(const struct out *o, const uint64_t *user, size_t nr)
+{
+	size_t i;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(o->status, UNWIND_STITCH_STITCHED);
+	ck_assert_int_eq(o->reason, UNWIND_ORPHAN_NONE);
+	ck_assert_uint_eq(o->nr_user, nr);
+	for (i = 0; i < nr; i++)
+		ck_assert_uint_eq(o->user[i], user[i]);
+	ck_assert_uint_eq(o->nr_kernel, 2);
+	ck_assert_uint_eq(o->kernel0, UNWIND_COOKIE_CONTEXT_KERNEL);
+}
+
+static void assert_orphan(const struct out *o, enum unwind_orphan_reason reason)
+{
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(o->status, UNWIND_STITCH_ORPHAN);
+	ck_assert_int_eq(o->reason, reason);
+	ck_assert_uint_eq(o->nr_user, 0);
+}
+
+/* Every sample fed came back exactly once and the counters agree. */
+static void assert_reconciled(struct unwind_stitcher *st)
+{
+	struct unwind_stitcher_stats s = stats_of(st);
+	uint64_t orphans = 0;
+	int r;
+
+	for (r = 0; r < UNWIND_ORPHAN__MAX; r++)
+		orphans += s.orphans[r];
+	ck_assert_uint_eq(orphans, s.orphans_total);
+	ck_assert_uint_eq(s.samples, nr_outs + s.pending_samples);
+	ck_assert_uint_eq(s.deferred_samples, s.stitched + s.orphans_total +
+			  s.pending_samples);
+}
+
+START_TEST(test_sample_then_record)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	struct unwind_stitcher_stats s;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_uint_eq(nr_outs, 0);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert_uint_eq(outs[0].record_cpu, 5);
+	ck_assert_uint_eq(outs[0].record_time, 1040);
+	ck_assert(!outs[0].late);
+	s = stats_of(st);
+	ck_assert_uint_eq(s.samples, 1);
+	ck_assert_uint_eq(s.deferred_samples, 1);
+	ck_assert_uint_eq(s.records, 1);
+	ck_assert_uint_eq(s.stitched, 1);
+	ck_assert_uint_eq(s.cross_cpu_records, 0);
+	ck_assert_uint_eq(s.latency.count, 1);
+	ck_assert_int_eq(s.latency.min, 40);
+	ck_assert_int_eq(s.latency.max, 40);
+	ck_assert_int_eq(s.latency.median, 40);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* The record sits earlier in the file: another CPU's buffer, earlier round. */
+START_TEST(test_record_before_sample)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	record(st, 10, 11, 2, 1040, C1, U1, 3);
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert(!outs[0].late);
+	/* Written on CPU 2, the cookie is CPU 5's. */
+	ck_assert_uint_eq(stats_of(st).cross_cpu_records, 1);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* Three samples of one kernel entry from two events share one record. */
+START_TEST(test_one_entry_many_samples)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 11, 1005, C1);
+	sample(st, 3, 10, 12, 1006, C1);	/* other tid, same cookie: not ours */
+	sample(st, 4, 10, 11, 1010, C1);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 3);
+	ck_assert_int_eq(outs[0].id, 1);
+	ck_assert_int_eq(outs[1].id, 2);
+	ck_assert_int_eq(outs[2].id, 4);
+	assert_stitched(&outs[0], U1, 3);
+	assert_stitched(&outs[1], U1, 3);
+	assert_stitched(&outs[2], U1, 3);
+	unwind_stitcher__finish(st);
+	assert_orphan(find(3), UNWIND_ORPHAN_STREAM_ENDED);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* An NMI late on the exit path: taken after its record was written. */
+START_TEST(test_late_sample)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	struct unwind_stitcher_stats s;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	sample(st, 2, 10, 11, 1043, C1);
+	ck_assert_uint_eq(nr_outs, 2);
+	assert_stitched(&outs[1], U1, 3);
+	ck_assert(outs[1].late);
+	s = stats_of(st);
+	ck_assert_uint_eq(s.late_samples, 1);
+	ck_assert_int_eq(s.latency.min, -3);
+	ck_assert_int_eq(s.latency.max, 40);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A record stays for late samples one window, then it is gone. */
+START_TEST(test_record_window)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	record(st, 10, 11, 5, 1000, C1, U1, 3);
+	tick(st, 1100);			/* watermark = record + W: still kept */
+	sample(st, 1, 10, 11, 1001, C1);
+	assert_stitched(find(1), U1, 3);
+	tick(st, 1250);			/* two windows on: released */
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
+	sample(st, 2, 10, 11, 1002, C1);	/* beyond any promised disorder */
+	ck_assert_ptr_null(find(2));
+	unwind_stitcher__finish(st);
+	assert_orphan(find(2), UNWIND_ORPHAN_STREAM_ENDED);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_duplicates)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	static const uint64_t other[] = { 0x401000, 0x402000, 0x4030ff };
+	struct unwind_stitcher_stats s;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);		/* second defer_output event */
+	record(st, 10, 11, 5, 1040, C1, other, 3);	/* disagrees: first one wins */
+	sample(st, 2, 10, 11, 1041, C1);
+	s = stats_of(st);
+	ck_assert_uint_eq(s.records, 3);
+	ck_assert_uint_eq(s.duplicates, 1);
+	ck_assert_uint_eq(s.duplicates_conflicting, 1);
+	ck_assert_uint_eq(s.stitched, 2);
+	assert_stitched(find(1), U1, 3);
+	assert_stitched(find(2), U1, 3);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/*
+ * The record of entry C1 never comes; entry C2 of the same task completes.
+ * The first check (at watermark > 1000 + W) finds that evidence, the second
+ * one, a window later, orphans the sample.
+ */
+START_TEST(test_lost_by_later_entry)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 11, 1020, C2);
+	record(st, 10, 11, 5, 1030, C2, U2, 2);
+	assert_stitched(find(2), U2, 2);
+	tick(st, 1101);			/* first check: evidence noted */
+	ck_assert_ptr_null(find(1));
+	tick(st, 1201);			/* deadline 1101 + W not passed yet */
+	ck_assert_ptr_null(find(1));
+	tick(st, 1202);
+	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A task sleeping in a syscall for long is not declared lost. */
+START_TEST(test_long_syscall)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	uint64_t t;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	for (t = 1100; t < 10000; t += 50)
+		tick(st, t);
+	ck_assert_ptr_null(find(1));
+	record(st, 10, 11, 3, 10000, C1, U1, 3);
+	assert_stitched(find(1), U1, 3);
+	ck_assert_int_eq(stats_of(st).latency.max, 9000);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_lost_notice)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 20, 21, 1000, C2);
+	ck_assert_int_eq(unwind_stitcher__lost(st, 5, 1010), 0);
+	sample(st, 3, 30, 31, 1020, C3);	/* after the notice */
+	unwind_stitcher__finish(st);
+	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	assert_orphan(find(2), UNWIND_ORPHAN_RECORD_LOST);
+	assert_orphan(find(3), UNWIND_ORPHAN_STREAM_ENDED);
+	ck_assert_uint_eq(stats_of(st).lost_notices, 1);
+	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_RECORD_LOST], 2);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_task_exit)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 12, 1000, C2);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1050), 0);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 12, 1050), 0);
+	/* tid 12's record was written at exit, before PERF_RECORD_EXIT. */
+	record(st, 10, 12, 5, 1049, C2, U2, 2);
+	assert_stitched(find(2), U2, 2);
+	tick(st, 1101);
+	ck_assert_ptr_null(find(1));
+	tick(st, 1202);
+	assert_orphan(find(1), UNWIND_ORPHAN_TASK_EXITED);
+	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_TASK_EXITED], 1);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_stream_ended)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_uint_eq(stats_of(st).pending_samples, 1);
+	ck_assert_int_eq(unwind_stitcher__finish(st), 0);
+	assert_orphan(find(1), UNWIND_ORPHAN_STREAM_ENDED);
+	ck_assert_uint_eq(stats_of(st).pending_samples, 0);
+	ck_assert_uint_eq(stats_of(st).pending_bytes, 0);
+	ck_assert_uint_gt(stats_of(st).peak_pending_bytes, 0);
+	ck_assert_uint_eq(stats_of(st).peak_pending_samples, 1);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+static int nr_warnings;
+static char last_warning[256];
+
+static int capture_print(enum libunwind_cookie_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBUNWIND_COOKIE_WARN) {
+		nr_warnings++;
+		vsnprintf(last_warning, sizeof(last_warning), fmt, ap);
+	}
+	return 0;
+}
+
+START_TEST(test_memory_cap)
+{
+	struct unwind_stitcher *st;
+	libunwind_cookie_print_fn_t old = libunwind_cookie_set_print(capture_print);
+	size_t one, per, cap;
+
+	/* Measure what the task and each pending entry cost; allow 3.5 entries. */
+	st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	sample(st, 1, 10, 11, 1000, C1);
+	one = stats_of(st).pending_bytes;
+	sample(st, 2, 10, 11, 1000, C2);
+	per = stats_of(st).pending_bytes - one;
+	unwind_stitcher__delete(st);
+
+	cap = one + 2 * per + per / 2;
+	st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, cap);
+	nr_warnings = 0;
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 11, 1001, C2);
+	sample(st, 3, 10, 11, 1002, C3);
+	ck_assert_uint_eq(nr_outs, 0);
+	sample(st, 4, 10, 11, 1003, C3 + (2ULL << 32));
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_orphan(find(1), UNWIND_ORPHAN_MEMORY_CAP);
+	sample(st, 5, 10, 11, 1004, C3 + (4ULL << 32));
+	assert_orphan(find(2), UNWIND_ORPHAN_MEMORY_CAP);
+	ck_assert_int_eq(nr_warnings, 1);
+	ck_assert_ptr_nonnull(strstr(last_warning, "memory cap"));
+	ck_assert_uint_le(stats_of(st).peak_pending_bytes, cap + per);
+	record(st, 10, 11, 5, 1010, C3, U1, 3);
+	assert_stitched(find(3), U1, 3);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+	libunwind_cookie_set_print(old);
+}
+END_TEST
+
+/*
+ * tid 11 exits; a new task gets tid 11 and, after a counter wrap, the same
+ * cookie. The old sample must not borrow the new task's stack.
+ */
+START_TEST(test_tid_reuse)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1010), 0);
+	sample(st, 2, 40, 11, 1030, C1);
+	record(st, 40, 11, 5, 1040, C1, U2, 2);
+	assert_stitched(find(2), U2, 2);
+	ck_assert_ptr_null(find(1));
+	unwind_stitcher__finish(st);
+	assert_orphan(find(1), UNWIND_ORPHAN_TASK_EXITED);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* Same tid and cookie, another pid, no exit seen: still not joined. */
+START_TEST(test_pid_mismatch)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 40, 11, 5, 1040, C1, U2, 2);
+	ck_assert_ptr_null(find(1));
+	unwind_stitcher__finish(st);
+	ck_assert_int_eq(find(1)->status, UNWIND_STITCH_ORPHAN);
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 1);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A cookie seen again far later (counter wrap) is another entry. */
+START_TEST(test_cookie_wrap)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1010, C1, U1, 3);
+	sample(st, 2, 10, 11, 1000 + 10 * W, C1);	/* same cookie, wrapped */
+	ck_assert_ptr_null(find(2));
+	record(st, 10, 11, 5, 1010 + 10 * W, C1, U2, 2);
+	assert_stitched(find(1), U1, 3);
+	assert_stitched(find(2), U2, 2);
+	ck_assert_uint_eq(stats_of(st).duplicates, 0);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* execve: the record shows the new program; samples before exec are orphans. */
+START_TEST(test_exec)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__task_exec(st, 10, 11, 1015), 0);
+	sample(st, 2, 10, 11, 1017, C1);
+	record(st, 10, 11, 5, 1020, C1, U2, 2);
+	assert_orphan(find(1), UNWIND_ORPHAN_EXEC);
+	assert_stitched(find(2), U2, 2);
+	/* A sample of a later entry is not affected by the old exec. */
+	sample(st, 3, 10, 11, 1030, C2);
+	record(st, 10, 11, 5, 1040, C2, U2, 2);
+	assert_stitched(find(3), U2, 2);
+	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_EXEC], 1);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_unwind_failed_and_bogus_ips)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	static const uint64_t bogus[] = { 0x401000, 0x402000, 0xfffffffffffffe98ULL, 0x403000 };
+	static const uint64_t zero_first[] = { 0, 0x401000 };
+	struct unwind_stitcher_stats s;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1010, C1, NULL, 0);
+	assert_orphan(find(1), UNWIND_ORPHAN_UNWIND_FAILED);
+
+	sample(st, 2, 10, 11, 1020, C2);
+	record(st, 10, 11, 5, 1030, C2, bogus, 4);
+	assert_stitched(find(2), bogus, 2);
+
+	sample(st, 3, 10, 11, 1040, C3);
+	record(st, 10, 11, 5, 1050, C3, zero_first, 2);
+	assert_orphan(find(3), UNWIND_ORPHAN_UNWIND_FAILED);
+
+	s = stats_of(st);
+	ck_assert_uint_eq(s.truncated_records, 2);
+	ck_assert_uint_eq(s.empty_records, 2);
+	ck_assert_uint_eq(s.orphans[UNWIND_ORPHAN_UNWIND_FAILED], 2);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_not_deferred)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, 0);
+	ck_assert_uint_eq(nr_outs, 1);
+	ck_assert_int_eq(outs[0].status, UNWIND_STITCH_NOT_DEFERRED);
+	ck_assert_uint_eq(outs[0].nr_kernel, 2);
+	ck_assert_uint_eq(stats_of(st).samples, 1);
+	ck_assert_uint_eq(stats_of(st).deferred_samples, 0);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_input_order)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 20, 21, 1001, 0);
+	sample(st, 3, 20, 21, 1002, C2);
+	record(st, 20, 21, 5, 1003, C2, U2, 2);
+	ck_assert_uint_eq(nr_outs, 0);		/* all wait for sample 1 */
+	record(st, 10, 11, 5, 1004, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 3);
+	ck_assert_int_eq(outs[0].id, 1);
+	ck_assert_int_eq(outs[1].id, 2);
+	ck_assert_int_eq(outs[2].id, 3);
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert_int_eq(outs[1].status, UNWIND_STITCH_NOT_DEFERRED);
+	assert_stitched(&outs[2], U2, 2);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_latency_percentiles)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	struct unwind_stitcher_stats s;
+	uint64_t i;
+
+	/* 100 entries with latencies 1..100: median 50, p99 99 (exact below 32). */
+	for (i = 1; i <= 100; i++) {
+		uint64_t cookie = ((2 * i + 1) << 32) | 1;
+
+		sample(st, i, 10, 11, 10000 + 200 * i, cookie);
+		record(st, 10, 11, 0, 10000 + 200 * i + i, cookie, U1, 3);
+	}
+	s = stats_of(st);
+	ck_assert_uint_eq(s.latency.count, 100);
+	ck_assert_int_eq(s.latency.min, 1);
+	ck_assert_int_eq(s.latency.max, 100);
+	/* Buckets are 1/16 wide above 32: 50 is in [50, 52), 99 in [96, 100). */
+	ck_assert_int_eq(s.latency.median, 50);
+	ck_assert_int_eq(s.latency.p99, 96);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_invalid_input)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	struct unwind_stitcher_record r = { .tid = 1, .cookie = 0 };
+	struct unwind_stitcher_sample s = { .tid = 1, .nr_kernel = 3, .kernel = NULL };
+	struct unwind_stitcher_opts bad = { .sz = 4 };
+
+	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), -EINVAL);
+	r.cookie = C1;
+	r.nr = 2;
+	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), -EINVAL);
+	ck_assert_int_eq(unwind_stitcher__add_sample(st, &s), -EINVAL);
+	ck_assert_uint_eq(stats_of(st).invalid_inputs, 3);
+	ck_assert_uint_eq(stats_of(st).records, 0);
+	ck_assert_uint_eq(stats_of(st).samples, 0);
+	ck_assert_ptr_null(unwind_stitcher__new(&bad));
+	ck_assert_ptr_null(unwind_stitcher__new(NULL));
+	ck_assert_int_eq(unwind_stitcher__add_sample(NULL, &s), -EINVAL);
+	unwind_stitcher__delete(NULL);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+START_TEST(test_reason_names)
+{
+	ck_assert_str_eq(unwind_orphan_reason__name(UNWIND_ORPHAN_TASK_EXITED), "task exited");
+	ck_assert_str_eq(unwind_orphan_reason__key(UNWIND_ORPHAN_RECORD_LOST), "record_lost");
+	ck_assert_str_eq(unwind_orphan_reason__key(UNWIND_ORPHAN_MEMORY_CAP), "memory_cap");
+	ck_assert_ptr_null(unwind_orphan_reason__name(UNWIND_ORPHAN__MAX));
+}
+END_TEST
+
+/* Delete without finish frees what is pending, hands nothing back. */
+START_TEST(test_delete_pending)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 11, 1001, 0);
+	record(st, 20, 21, 5, 1010, C2, U1, 3);
+	unwind_stitcher__delete(st);
+	ck_assert_uint_eq(nr_outs, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("stitcher");
+	TCase *tc = tcase_create("stitcher");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_sample_then_record);
+	tcase_add_test(tc, test_record_before_sample);
+	tcase_add_test(tc, test_one_entry_many_samples);
+	tcase_add_test(tc, test_late_sample);
+	tcase_add_test(tc, test_record_window);
+	tcase_add_test(tc, test_duplicates);
+	tcase_add_test(tc, test_lost_by_later_entry);
+	tcase_add_test(tc, test_long_syscall);
+	tcase_add_test(tc, test_lost_notice);
+	tcase_add_test(tc, test_task_exit);
+	tcase_add_test(tc, test_stream_ended);
+	tcase_add_test(tc, test_memory_cap);
+	tcase_add_test(tc, test_tid_reuse);
+	tcase_add_test(tc, test_pid_mismatch);
+	tcase_add_test(tc, test_cookie_wrap);
+	tcase_add_test(tc, test_exec);
+	tcase_add_test(tc, test_unwind_failed_and_bogus_ips);
+	tcase_add_test(tc, test_not_deferred);
+	tcase_add_test(tc, test_input_order);
+	tcase_add_test(tc, test_latency_percentiles);
+	tcase_add_test(tc, test_invalid_input);
+	tcase_add_test(tc, test_reason_names);
+	tcase_add_test(tc, test_delete_pending);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
