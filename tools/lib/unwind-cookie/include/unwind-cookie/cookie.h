@@ -75,7 +75,7 @@ LIBUNWIND_COOKIE_API int unwind_cookie__decode(enum unwind_cookie_layout layout,
 
 LIBUNWIND_COOKIE_API bool unwind_cookie__valid(enum unwind_cookie_layout layout, uint64_t cookie);
 
-/* True when @bits (the attr flags word) asks for deferred callchains. */
+/* True when @flags (the attr flags word) sets either defer bit. */
 static inline bool unwind_cookie__attr_defers(uint64_t flags)
 {
 	return flags & (UNWIND_COOKIE_ATTR_DEFER_CALLCHAIN | UNWIND_COOKIE_ATTR_DEFER_OUTPUT);
