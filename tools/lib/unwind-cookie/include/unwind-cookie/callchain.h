@@ -49,7 +49,9 @@ LIBUNWIND_COOKIE_API size_t unwind_callchain__stitched_len(size_t nr_kernel, siz
  * Write kernel..., PERF_CONTEXT_USER, user... into @out (capacity @cap
  * entries), where kernel is a split's kernel part, copied as is. With no
  * user entries no PERF_CONTEXT_USER is written. Returns the number of
- * entries written, or -ENOSPC when @cap is too small.
+ * entries written, -ENOSPC when @cap is too small (nothing is written), or
+ * -EINVAL for a NULL array with a non-zero count. @kernel may be @out itself
+ * and @user may follow it there: the stitch can be done in place.
  */
 LIBUNWIND_COOKIE_API long unwind_callchain__stitch(const uint64_t *kernel, size_t nr_kernel,
 						   const uint64_t *user, size_t nr_user,
