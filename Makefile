@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# Top-level entry points. The work is done by the sub-project Makefiles;
+# everything they build goes under build/.
+#
+#   make              library and test binaries
+#   make check        install missing build dependencies, then every test suite
+#   make bench        build and run the benchmarks
+#   make fuzz         run every fuzzer for FUZZ_SECONDS (default 60)
+#   make deps         install missing Debian packages (no-op when all present)
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make clean
+
+LIBUNWIND_COOKIE_DIR := tools/lib/unwind-cookie
+BUILD := $(CURDIR)/build
+
+LIB_MAKE = $(MAKE) -C $(LIBUNWIND_COOKIE_DIR) OUTPUT=$(BUILD)/libunwind-cookie/
+
+# Debian packages the build and the test suites need. libclang-rt-14-dev
+# carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
+DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind
+
+all:
+	$(LIB_MAKE) all
+
+# Future suites (patched perf, perf stitch) add their own check steps here.
+check: deps
+	$(LIB_MAKE) check
+
+bench:
+	$(LIB_MAKE) bench
+
+fuzz:
+	$(LIB_MAKE) fuzz
+
+install:
+	$(LIB_MAKE) install
+
+uninstall:
+	$(LIB_MAKE) uninstall
+
+# dpkg-query first, so that a machine with everything installed never
+# touches apt (no network, no root needed).
+deps:
+	@missing=""; \
+	for p in $(DEPS_PACKAGES); do \
+		st=$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null || true); \
+		[ "$$st" = "install ok installed" ] || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then \
+		echo "deps: all present ($(DEPS_PACKAGES))"; \
+		exit 0; \
+	fi; \
+	echo "deps: installing:$$missing"; \
+	if [ "$$(id -u)" -eq 0 ]; then \
+		sudo=""; \
+	elif command -v sudo >/dev/null 2>&1; then \
+		sudo="sudo"; \
+	else \
+		echo "deps: not root and no sudo: install$$missing by hand" >&2; \
+		exit 1; \
+	fi; \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y --no-install-recommends $$missing
+
+clean:
+	$(LIB_MAKE) clean
+	rm -rf $(BUILD)
+
+.PHONY: all check bench fuzz install uninstall deps clean
