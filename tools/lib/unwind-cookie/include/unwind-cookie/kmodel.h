@@ -46,9 +46,11 @@ struct unwind_kmodel_event {
 	size_t				nr;
 	/*
 	 * Samples only: the user chain the kernel unwound for this sample's
-	 * cookie (truth_known), or why none was written (truth_known false:
-	 * not deferred, or the task exited with the work pending and
-	 * no listener was left).
+	 * cookie (truth_known; nr_truth 0 when the unwind failed and the
+	 * record is empty), or why there is none (truth_known false: not
+	 * deferred; the task exited with the work pending and no listener
+	 * was left; or an exec in the same kernel entry separates the sample
+	 * from the unwind, so the record shows another program's stack).
 	 */
 	bool				truth_known;
 	uint64_t			*truth;
@@ -103,7 +105,10 @@ enum unwind_kmodel_task_flags {
 	UNWIND_KMODEL_KTHREAD	= 1 << 0,	/* PF_KTHREAD: never deferred */
 };
 
-/* A task appears (fork/clone) in user mode on @cpu. -EEXIST if @tid lives. */
+/*
+ * A task appears (fork/clone) in user mode on @cpu; a kernel thread appears,
+ * and stays, in the kernel. -EEXIST if @tid lives (an exited tid may be reused).
+ */
 LIBUNWIND_COOKIE_API int unwind_kmodel__task_new(struct unwind_kmodel *km, uint32_t pid,
 						 uint32_t tid, uint32_t cpu, unsigned int flags);
 /* The user stack an unwind of @tid would find now; copied. */
@@ -143,7 +148,9 @@ LIBUNWIND_COOKIE_API int unwind_kmodel__task_exit(struct unwind_kmodel *km, uint
  * @user_mode the task is in user space: an interrupt enters the kernel at
  * @time, the chain is PERF_CONTEXT_USER_DEFERRED, cookie, and the task
  * returns at @time + 1 writing its record. Kernel threads and exiting
- * tasks get the kernel part only. Returns the event's index in the log.
+ * tasks, and tasks in user space sampled without @user_mode, get the
+ * kernel part only (nothing at all when @nr_kernel is 0). Returns the
+ * event's index in the log.
  */
 LIBUNWIND_COOKIE_API long unwind_kmodel__sample(struct unwind_kmodel *km, uint32_t tid,
 						uint64_t time, uint64_t id, const uint64_t *kernel,
