@@ -622,6 +622,20 @@ static void slot_settle(struct unwind_stitcher *st, struct slot *sl, struct samp
 }
 
 /*
+ * Settle the samples a record joined. This waits until the slot's window
+ * has passed, so that an exec or exit of the task written before the
+ * record, but fed after it, is known before any sample is joined.
+ */
+static void slot_settle_all(struct unwind_stitcher *st, struct slot *sl)
+{
+	if (!sl->record)
+		return;
+	while (!uc_list_empty(&sl->samples))
+		slot_settle(st, sl, uc_container_of(sl->samples.next, struct sample, slot_node));
+	sl->nr_samples = 0;
+}
+
+/*
  * The slot of (tid, cookie) an item of @pid at @time belongs to. With a
  * record in the slot the item must lie within a window of the record:
  * anything farther is a repeat of the cookie after its counter wrapped. A
@@ -670,6 +684,7 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 	uint64_t when = 0;
 
 	if (sl->record || !sl->nr_samples) {
+		slot_settle_all(st, sl);
 		slot_free(st, sl);
 		return;
 	}
@@ -724,7 +739,11 @@ static void enforce_cap(struct unwind_stitcher *st)
 				   st->opts.max_pending_bytes);
 			st->cap_warned = true;
 		}
-		slot_orphan_all(st, sl, UNWIND_ORPHAN_MEMORY_CAP);
+		/* Samples whose record is here keep it: only waiting ones are lost. */
+		if (sl->record)
+			slot_settle_all(st, sl);
+		else
+			slot_orphan_all(st, sl, UNWIND_ORPHAN_MEMORY_CAP);
 		slot_free(st, sl);
 		if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
 			drain(st);
@@ -894,10 +913,6 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	sl->nr_samples++;
 	if (in->time > sl->max_time)
 		sl->max_time = in->time;
-	if (sl->record) {
-		slot_settle(st, sl, s);
-		sl->nr_samples--;
-	}
 	return settle(st, 0);
 }
 
@@ -968,13 +983,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, -ENOMEM);
 	}
 	sl->record = rec;
-	while (!uc_list_empty(&sl->samples)) {
-		struct sample *s = uc_container_of(sl->samples.next, struct sample, slot_node);
-
-		slot_settle(st, sl, s);
-	}
-	sl->nr_samples = 0;
-	/* Stay available to late samples for one window. */
+	/* Gather late samples for one window, then settle (slot_check). */
 	schedule(st, &sl->check);
 	return settle(st, 0);
 }
@@ -1044,7 +1053,9 @@ int unwind_stitcher__finish(struct unwind_stitcher *st)
 	while (!uc_list_empty(&st->ages)) {
 		struct slot *sl = uc_container_of(st->ages.next, struct slot, age_node);
 
-		if (sl->nr_samples)
+		if (sl->record)
+			slot_settle_all(st, sl);
+		else if (sl->nr_samples)
 			slot_orphan_all(st, sl, end_reason(st, sl));
 		slot_free(st, sl);
 	}

@@ -96,10 +96,10 @@ static void record(struct unwind_stitcher *st, uint32_t pid, uint32_t tid, uint3
 	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), 0);
 }
 
-/* A sample of an unrelated task, only to move the engine's clock. */
+/* An event of an unrelated task, only to move the engine's clock. */
 static void tick(struct unwind_stitcher *st, uint64_t time)
 {
-	sample(st, -1, 999, 999, time, 0);
+	ck_assert_int_eq(unwind_stitcher__task_exec(st, 999, 999, time), 0);
 }
 
 static struct unwind_stitcher_stats stats_of(struct unwind_stitcher *st)
@@ -174,6 +174,10 @@ START_TEST(test_sample_then_record)
 	sample(st, 1, 10, 11, 1000, C1);
 	ck_assert_uint_eq(nr_outs, 0);
 	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	/* Joined, but held a window for an exec or exit fed late. */
+	tick(st, 1040 + W);
+	ck_assert_uint_eq(nr_outs, 0);
+	tick(st, 1040 + W + 1);
 	ck_assert_uint_eq(nr_outs, 1);
 	assert_stitched(&outs[0], U1, 3);
 	ck_assert_uint_eq(outs[0].record_cpu, 5);
@@ -201,6 +205,7 @@ START_TEST(test_record_before_sample)
 
 	record(st, 10, 11, 2, 1040, C1, U1, 3);
 	sample(st, 1, 10, 11, 1000, C1);
+	unwind_stitcher__finish(st);
 	ck_assert_uint_eq(nr_outs, 1);
 	assert_stitched(&outs[0], U1, 3);
 	ck_assert(!outs[0].late);
@@ -222,6 +227,7 @@ START_TEST(test_one_entry_many_samples)
 	sample(st, 3, 10, 12, 1006, C1);	/* other tid, same cookie: not ours */
 	sample(st, 4, 10, 11, 1010, C1);
 	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	tick(st, 1141);
 	ck_assert_uint_eq(nr_outs, 3);
 	ck_assert_int_eq(outs[0].id, 1);
 	ck_assert_int_eq(outs[1].id, 2);
@@ -245,6 +251,7 @@ START_TEST(test_late_sample)
 	sample(st, 1, 10, 11, 1000, C1);
 	record(st, 10, 11, 5, 1040, C1, U1, 3);
 	sample(st, 2, 10, 11, 1043, C1);
+	unwind_stitcher__finish(st);
 	ck_assert_uint_eq(nr_outs, 2);
 	assert_stitched(&outs[1], U1, 3);
 	ck_assert(outs[1].late);
@@ -264,8 +271,9 @@ START_TEST(test_record_window)
 	record(st, 10, 11, 5, 1000, C1, U1, 3);
 	tick(st, 1100);			/* watermark = record + W: still kept */
 	sample(st, 1, 10, 11, 1001, C1);
+	ck_assert_ptr_null(find(1));
+	tick(st, 1250);			/* two windows on: settled, released */
 	assert_stitched(find(1), U1, 3);
-	tick(st, 1250);			/* two windows on: released */
 	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
 	sample(st, 2, 10, 11, 1002, C1);	/* beyond any promised disorder */
 	ck_assert_ptr_null(find(2));
@@ -286,6 +294,7 @@ START_TEST(test_duplicates)
 	record(st, 10, 11, 5, 1040, C1, U1, 3);		/* second defer_output event */
 	record(st, 10, 11, 5, 1040, C1, other, 3);	/* disagrees: first one wins */
 	sample(st, 2, 10, 11, 1041, C1);
+	unwind_stitcher__finish(st);
 	s = stats_of(st);
 	ck_assert_uint_eq(s.records, 3);
 	ck_assert_uint_eq(s.duplicates, 1);
@@ -309,13 +318,13 @@ START_TEST(test_lost_by_later_entry)
 	sample(st, 1, 10, 11, 1000, C1);
 	sample(st, 2, 10, 11, 1020, C2);
 	record(st, 10, 11, 5, 1030, C2, U2, 2);
-	assert_stitched(find(2), U2, 2);
 	tick(st, 1101);			/* first check: evidence noted */
 	ck_assert_ptr_null(find(1));
 	tick(st, 1201);			/* deadline 1101 + W not passed yet */
 	ck_assert_ptr_null(find(1));
 	tick(st, 1202);
 	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	assert_stitched(find(2), U2, 2);
 	assert_reconciled(st);
 	unwind_stitcher__delete(st);
 }
@@ -332,6 +341,7 @@ START_TEST(test_long_syscall)
 		tick(st, t);
 	ck_assert_ptr_null(find(1));
 	record(st, 10, 11, 3, 10000, C1, U1, 3);
+	unwind_stitcher__finish(st);
 	assert_stitched(find(1), U1, 3);
 	ck_assert_int_eq(stats_of(st).latency.max, 9000);
 	unwind_stitcher__delete(st);
@@ -367,11 +377,11 @@ START_TEST(test_task_exit)
 	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 12, 1050), 0);
 	/* tid 12's record was written at exit, before PERF_RECORD_EXIT. */
 	record(st, 10, 12, 5, 1049, C2, U2, 2);
-	assert_stitched(find(2), U2, 2);
 	tick(st, 1101);
 	ck_assert_ptr_null(find(1));
 	tick(st, 1202);
 	assert_orphan(find(1), UNWIND_ORPHAN_TASK_EXITED);
+	assert_stitched(find(2), U2, 2);
 	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_TASK_EXITED], 1);
 	unwind_stitcher__delete(st);
 }
@@ -436,6 +446,7 @@ START_TEST(test_memory_cap)
 	ck_assert_ptr_nonnull(strstr(last_warning, "memory cap"));
 	ck_assert_uint_le(stats_of(st).peak_pending_bytes, cap + per);
 	record(st, 10, 11, 5, 1010, C3, U1, 3);
+	unwind_stitcher__finish(st);
 	assert_stitched(find(3), U1, 3);
 	assert_reconciled(st);
 	unwind_stitcher__delete(st);
@@ -455,9 +466,8 @@ START_TEST(test_tid_reuse)
 	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1010), 0);
 	sample(st, 2, 40, 11, 1030, C1);
 	record(st, 40, 11, 5, 1040, C1, U2, 2);
-	assert_stitched(find(2), U2, 2);
-	ck_assert_ptr_null(find(1));
 	unwind_stitcher__finish(st);
+	assert_stitched(find(2), U2, 2);
 	assert_orphan(find(1), UNWIND_ORPHAN_TASK_EXITED);
 	assert_reconciled(st);
 	unwind_stitcher__delete(st);
@@ -489,6 +499,7 @@ START_TEST(test_cookie_wrap)
 	sample(st, 2, 10, 11, 1000 + 10 * W, C1);	/* same cookie, wrapped */
 	ck_assert_ptr_null(find(2));
 	record(st, 10, 11, 5, 1010 + 10 * W, C1, U2, 2);
+	unwind_stitcher__finish(st);
 	assert_stitched(find(1), U1, 3);
 	assert_stitched(find(2), U2, 2);
 	ck_assert_uint_eq(stats_of(st).duplicates, 0);
@@ -505,11 +516,12 @@ START_TEST(test_exec)
 	ck_assert_int_eq(unwind_stitcher__task_exec(st, 10, 11, 1015), 0);
 	sample(st, 2, 10, 11, 1017, C1);
 	record(st, 10, 11, 5, 1020, C1, U2, 2);
-	assert_orphan(find(1), UNWIND_ORPHAN_EXEC);
-	assert_stitched(find(2), U2, 2);
 	/* A sample of a later entry is not affected by the old exec. */
 	sample(st, 3, 10, 11, 1030, C2);
 	record(st, 10, 11, 5, 1040, C2, U2, 2);
+	unwind_stitcher__finish(st);
+	assert_orphan(find(1), UNWIND_ORPHAN_EXEC);
+	assert_stitched(find(2), U2, 2);
 	assert_stitched(find(3), U2, 2);
 	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_EXEC], 1);
 	assert_reconciled(st);
@@ -526,14 +538,13 @@ START_TEST(test_unwind_failed_and_bogus_ips)
 
 	sample(st, 1, 10, 11, 1000, C1);
 	record(st, 10, 11, 5, 1010, C1, NULL, 0);
-	assert_orphan(find(1), UNWIND_ORPHAN_UNWIND_FAILED);
-
 	sample(st, 2, 10, 11, 1020, C2);
 	record(st, 10, 11, 5, 1030, C2, bogus, 4);
-	assert_stitched(find(2), bogus, 2);
-
 	sample(st, 3, 10, 11, 1040, C3);
 	record(st, 10, 11, 5, 1050, C3, zero_first, 2);
+	unwind_stitcher__finish(st);
+	assert_orphan(find(1), UNWIND_ORPHAN_UNWIND_FAILED);
+	assert_stitched(find(2), bogus, 2);
 	assert_orphan(find(3), UNWIND_ORPHAN_UNWIND_FAILED);
 
 	s = stats_of(st);
@@ -568,6 +579,10 @@ START_TEST(test_input_order)
 	record(st, 20, 21, 5, 1003, C2, U2, 2);
 	ck_assert_uint_eq(nr_outs, 0);		/* all wait for sample 1 */
 	record(st, 10, 11, 5, 1004, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 0);
+	tick(st, 1103);			/* sample 3's record is settled... */
+	ck_assert_uint_eq(nr_outs, 0);	/* ...but waits for sample 1 */
+	tick(st, 1105);
 	ck_assert_uint_eq(nr_outs, 3);
 	ck_assert_int_eq(outs[0].id, 1);
 	ck_assert_int_eq(outs[1].id, 2);
@@ -593,6 +608,7 @@ START_TEST(test_latency_percentiles)
 		sample(st, i, 10, 11, 10000 + 200 * i, cookie);
 		record(st, 10, 11, 0, 10000 + 200 * i + i, cookie, U1, 3);
 	}
+	unwind_stitcher__finish(st);
 	s = stats_of(st);
 	ck_assert_uint_eq(s.latency.count, 100);
 	ck_assert_int_eq(s.latency.min, 1);

@@ -95,9 +95,10 @@ typedef void (*unwind_stitcher_deliver_fn)(void *ctx, const struct unwind_stitch
 enum unwind_stitcher_order {
 	/*
 	 * A sample is handed back as soon as it is resolved: a non-deferred
-	 * sample at once, a deferred one when its record arrives or when it
-	 * is known to be an orphan. Samples of one kernel entry come back in
-	 * the order they were fed.
+	 * sample at once; a deferred one a window after its record arrived
+	 * (the time an exec or exit written before the record may still take
+	 * to arrive), or when it is known to be an orphan. Samples of one
+	 * kernel entry come back in the order they were fed.
 	 */
 	UNWIND_STITCHER_ORDER_RESOLVED,
 	/*
