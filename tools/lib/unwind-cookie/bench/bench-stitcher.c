@@ -6,6 +6,10 @@
  * stays put. The cost per record must not grow with it: upstream perf walks
  * every pending sample per record, this engine does a hash look-up.
  *
+ * Beside it, for the ratio, runs the matching scheme upstream perf 6.19
+ * uses (every pending sample on one list, each record walks the list),
+ * re-implemented here on the same input as the peer.
+ *
  *   bench-stitcher [records-per-size [pending]]
  *
  * Wall-clock figures include cache misses, which grow with the working set;
@@ -99,6 +103,69 @@ static int run(uint64_t pending, uint64_t n)
 	return delivered >= 2 * n ? 0 : -1;
 }
 
+/* The peer: one list of pending samples, a full walk per record. */
+struct naive_sample {
+	struct naive_sample *next;
+	uint32_t tid;
+	uint64_t cookie;
+};
+
+static void naive_add(struct naive_sample ***tail, uint64_t i)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		struct naive_sample *s = calloc(1, sizeof(*s));
+
+		if (!s)
+			abort();
+		s->tid = 1000 + i % 4096;
+		s->cookie = cookie_of(i);
+		**tail = s;
+		*tail = &s->next;
+	}
+}
+
+static double run_naive(uint64_t pending, uint64_t n)
+{
+	struct naive_sample *head = NULL, **tail = &head;
+	uint64_t i, merged = 0;
+	double t0;
+
+	for (i = 0; i < pending; i++)
+		naive_add(&tail, i);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		struct naive_sample **pp = &head, *s;
+		uint32_t tid = 1000 + i % 4096;
+		uint64_t cookie = cookie_of(i);
+
+		naive_add(&tail, pending + i);
+		/* Upstream releases every sample of the record's tid it meets. */
+		while ((s = *pp)) {
+			if (s->tid == tid && s->cookie == cookie) {
+				merged++;
+				*pp = s->next;
+				if (tail == &s->next)
+					tail = pp;
+				free(s);
+				continue;
+			}
+			pp = &s->next;
+		}
+	}
+	t0 = now() - t0;
+	while (head) {
+		struct naive_sample *next = head->next;
+
+		free(head);
+		head = next;
+	}
+	if (merged != 2 * n)
+		abort();
+	return t0 * 1e9 / n;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : 2000000;
@@ -112,6 +179,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-stitcher: samples were not stitched\n");
 			return 1;
 		}
+	}
+	/* The list walk is slow at size: fewer records, same per-record figure. */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t m = sizes[i] >= 100000 ? 2000 : 200000;
+
+		printf("peer (list walk per record, as upstream perf 6.19): pending %7llu  %10.1f ns/record\n",
+		       (unsigned long long)sizes[i], run_naive(sizes[i], m));
 	}
 	return 0;
 }
