@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unwind-cookie/stitcher.h>
 
+#define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
+
 static uint64_t delivered;
 
 static void count(void *ctx, const struct unwind_stitched_sample *s)
@@ -174,14 +176,14 @@ int main(int argc, char **argv)
 
 	if (argc > 2)
 		return run(strtoull(argv[2], NULL, 0), n) ? 1 : 0;
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		if (run(sizes[i], n)) {
 			fprintf(stderr, "bench-stitcher: samples were not stitched\n");
 			return 1;
 		}
 	}
 	/* The list walk is slow at size: fewer records, same per-record figure. */
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		uint64_t m = sizes[i] >= 100000 ? 2000 : 200000;
 
 		printf("peer (list walk per record, as upstream perf 6.19): pending %7llu  %10.1f ns/record\n",

@@ -16,7 +16,8 @@ static const enum unwind_cookie_layout merged_layouts[] = {
 	UNWIND_COOKIE_LAYOUT_MERGED_BE,
 };
 
-#define NR_MERGED (int)(sizeof(merged_layouts) / sizeof(merged_layouts[0]))
+#define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))
+#define NR_MERGED ((int)ARRAY_SIZE(merged_layouts))
 
 START_TEST(test_constants)
 {
@@ -174,7 +175,7 @@ START_TEST(test_merged_decode_einval)
 	struct unwind_cookie_fields f = { .cpu = 42, .counter = 43 };
 	size_t j;
 
-	for (j = 0; j < sizeof(merged_invalid[0]) / sizeof(merged_invalid[0][0]); j++) {
+	for (j = 0; j < ARRAY_SIZE(merged_invalid[0]); j++) {
 		uint64_t cookie = merged_invalid[_i][j];
 
 		ck_assert_msg(unwind_cookie__decode(layout, cookie, &f) == -EINVAL,
@@ -197,8 +198,8 @@ START_TEST(test_merged_roundtrip)
 	uint64_t cookie;
 	size_t i, j;
 
-	for (i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++) {
-		for (j = 0; j < sizeof(cnts) / sizeof(cnts[0]); j++) {
+	for (i = 0; i < ARRAY_SIZE(cpus); i++) {
+		for (j = 0; j < ARRAY_SIZE(cnts); j++) {
 			ck_assert_int_eq(unwind_cookie__encode(layout, cpus[i], cnts[j], &cookie),
 					 0);
 			ck_assert_uint_ne(cookie, 0);

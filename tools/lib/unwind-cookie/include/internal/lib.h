@@ -4,8 +4,12 @@
 
 #include <unwind-cookie/core.h>
 
-void libunwind_cookie_print(enum libunwind_cookie_print_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
+__printf(2, 3)
+void libunwind_cookie_print(enum libunwind_cookie_print_level level, const char *fmt, ...);
 
 #define __pr(level, fmt, ...) \
 	libunwind_cookie_print(level, "libunwind-cookie: " fmt, ##__VA_ARGS__)
