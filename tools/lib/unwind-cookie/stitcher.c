@@ -30,6 +30,12 @@
 #define MAX_RECORD_NR		(1U << 16)
 #define MAX_KERNEL_NR		(1U << 16)
 
+/*
+ * Larger windows are clamped so that "time + window" cannot overflow; 2^62
+ * ns is 146 years.
+ */
+#define MAX_WINDOW		(1ULL << 62)
+
 #define LAT_SUB_BITS		4
 #define LAT_SUB			(1U << LAT_SUB_BITS)
 #define LAT_BUCKETS		(64U * LAT_SUB)
@@ -118,6 +124,8 @@ struct slot {
 	struct uc_list	samples;
 	size_t		nr_samples;
 	struct record	*record;
+	/* Deadlines passed since the record came: it is kept for two. */
+	unsigned int	record_checks;
 	/* Why its record should have come by now, found by a first check. */
 	bool		has_evidence;
 	enum unwind_orphan_reason evidence_reason;
@@ -471,11 +479,16 @@ static void task_free(struct unwind_stitcher *st, struct task *t)
 	free(t);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
 static void schedule(struct unwind_stitcher *st, struct deadline *d)
 {
 	if (uc_list_linked(&d->node))
 		uc_list_del(&d->node);
-	d->when = st->watermark + st->opts.window;
+	d->when = sat_add(st->watermark, st->opts.window);
 	uc_list_add_tail(&d->node, &st->deadlines);
 }
 
@@ -656,13 +669,13 @@ static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64
 		if (sl->record) {
 			uint64_t rt = sl->record->time;
 
-			if (time + w < rt || time > rt + w)
+			if (sat_add(time, w) < rt || time > sat_add(rt, w))
 				continue;
 			if (same_incarnation(t, pid, time, sl->record->pid, rt))
 				return sl;
 			continue;
 		}
-		if (is_record && sl->first_time > time + w)
+		if (is_record && sl->first_time > sat_add(time, w))
 			continue;
 		if (same_incarnation(t, pid, time, sl->pid, sl->first_time))
 			return sl;
@@ -671,8 +684,12 @@ static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64
 }
 
 /*
- * A slot's deadline passed. A retained record has served its window. A
- * slot still waiting needs evidence that its record is overdue: the task
+ * A slot's deadline passed. A slot holding its record settles the samples
+ * joined so far at the first deadline, a window after the record arrived:
+ * any exec or exit written before the record has arrived by then. It keeps
+ * the record one more window for late samples and copies: one timed up to
+ * a window after the record may arrive up to a window after that. A slot
+ * still waiting needs evidence that its record is overdue: the task
  * exited after the samples, or completed a later kernel entry (a record
  * with a later time). The first check notes the evidence; the next one, a
  * full window later, is conclusive, because any record written before the
@@ -683,8 +700,15 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 	struct task *t = sl->task;
 	uint64_t when = 0;
 
-	if (sl->record || !sl->nr_samples) {
+	if (sl->record) {
 		slot_settle_all(st, sl);
+		if (++sl->record_checks < 2)
+			schedule(st, &sl->check);
+		else
+			slot_free(st, sl);
+		return;
+	}
+	if (!sl->nr_samples) {
 		slot_free(st, sl);
 		return;
 	}
@@ -794,6 +818,8 @@ struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *
 	st->opts.sz = sizeof(st->opts);
 	if (!st->opts.window)
 		st->opts.window = UNWIND_STITCHER_DEFAULT_WINDOW;
+	if (st->opts.window > MAX_WINDOW)
+		st->opts.window = MAX_WINDOW;
 	if (!st->opts.max_pending_bytes)
 		st->opts.max_pending_bytes = UNWIND_STITCHER_DEFAULT_MAX_BYTES;
 	uc_list_init(&st->deadlines);
@@ -867,15 +893,14 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	if ((in->nr_kernel && !in->kernel) || in->nr_kernel > MAX_KERNEL_NR)
 		return invalid(st);
 
+	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
+	s = malloc(sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
+	if (!s)
+		return -ENOMEM;	/* not taken: the caller still owns it */
 	st->stats.samples++;
 	advance(st, in->time);
 	if (in->cookie)
 		st->stats.deferred_samples++;
-
-	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
-	s = malloc(sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
-	if (!s)
-		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
 	uc_list_init(&s->slot_node);
 	uc_list_init(&s->out_node);

@@ -269,16 +269,46 @@ START_TEST(test_record_window)
 	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
 
 	record(st, 10, 11, 5, 1000, C1, U1, 3);
-	tick(st, 1100);			/* watermark = record + W: still kept */
 	sample(st, 1, 10, 11, 1001, C1);
+	tick(st, 1100);			/* watermark = record + W: nothing settled */
 	ck_assert_ptr_null(find(1));
-	tick(st, 1250);			/* two windows on: settled, released */
+	tick(st, 1101);			/* first deadline: joined samples settle */
 	assert_stitched(find(1), U1, 3);
-	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
-	sample(st, 2, 10, 11, 1002, C1);	/* beyond any promised disorder */
+	/* Timed 1005, it may arrive until the watermark passes 1105. */
+	tick(st, 1104);
+	sample(st, 2, 10, 11, 1005, C1);
+	record(st, 10, 11, 5, 1001, C1, U1, 3);	/* a copy, as late as allowed */
 	ck_assert_ptr_null(find(2));
+	tick(st, 1202);			/* second deadline: settled and released */
+	assert_stitched(find(2), U1, 3);
+	ck_assert(find(2)->late);
+	ck_assert_uint_eq(stats_of(st).duplicates, 1);
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
+	sample(st, 3, 10, 11, 1002, C1);	/* beyond any promised disorder */
+	ck_assert_ptr_null(find(3));
 	unwind_stitcher__finish(st);
-	assert_orphan(find(2), UNWIND_ORPHAN_STREAM_ENDED);
+	assert_orphan(find(3), UNWIND_ORPHAN_STREAM_ENDED);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A huge window must neither wrap around nor hang. */
+START_TEST(test_huge_window)
+{
+	struct unwind_stitcher_opts opts = {
+		.sz = sizeof(opts), .deliver = collect, .window = UINT64_MAX,
+	};
+	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+
+	ck_assert_ptr_nonnull(st);
+	nr_outs = 0;
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	tick(st, 1ULL << 61);		/* within the clamped window (2^62) */
+	ck_assert_uint_eq(nr_outs, 0);
+	unwind_stitcher__finish(st);
+	assert_stitched(find(1), U1, 3);
 	unwind_stitcher__delete(st);
 }
 END_TEST
@@ -580,7 +610,8 @@ START_TEST(test_input_order)
 	ck_assert_uint_eq(nr_outs, 0);		/* all wait for sample 1 */
 	record(st, 10, 11, 5, 1004, C1, U1, 3);
 	ck_assert_uint_eq(nr_outs, 0);
-	tick(st, 1103);			/* sample 3's record is settled... */
+	tick(st, 1104);			/* sample 3 is settled... */
+	ck_assert_uint_eq(stats_of(st).stitched, 1);
 	ck_assert_uint_eq(nr_outs, 0);	/* ...but waits for sample 1 */
 	tick(st, 1105);
 	ck_assert_uint_eq(nr_outs, 3);
@@ -677,6 +708,7 @@ int main(void)
 	tcase_add_test(tc, test_one_entry_many_samples);
 	tcase_add_test(tc, test_late_sample);
 	tcase_add_test(tc, test_record_window);
+	tcase_add_test(tc, test_huge_window);
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_lost_by_later_entry);
 	tcase_add_test(tc, test_long_syscall);

@@ -116,9 +116,9 @@ struct unwind_stitcher_opts {
 	/*
 	 * Disorder the input may have, in sample time units (ns for perf):
 	 * an item arrives before the engine has seen a time more than this
-	 * past it. A record stays available to late samples for this long,
-	 * and no sample is declared lost before this has passed. 0 picks
-	 * UNWIND_STITCHER_DEFAULT_WINDOW.
+	 * past it. A record stays available to late samples for two windows,
+	 * and no sample is declared lost before one has passed. 0 picks
+	 * UNWIND_STITCHER_DEFAULT_WINDOW; values above 2^62 are clamped.
 	 */
 	uint64_t			window;
 	/* Cap on pending bytes; 0 picks UNWIND_STITCHER_DEFAULT_MAX_BYTES. */
@@ -151,10 +151,11 @@ struct unwind_stitcher_stats {
 	uint64_t	cross_cpu_records;	/* written on another CPU than the cookie's */
 	uint64_t	truncated_records;	/* cut at a 0 or marker-range ip */
 	uint64_t	empty_records;		/* no usable user entry */
-	uint64_t	unclaimed_records;	/* expired without any sample */
+	uint64_t	unclaimed_records;	/* released without stitching a sample */
 	uint64_t	lost_notices;
 	uint64_t	invalid_inputs;		/* rejected with -EINVAL */
-	uint64_t	pending_samples;	/* now */
+	/* Not yet handed back: waiting, or (ORDER_INPUT) queued behind one. */
+	uint64_t	pending_samples;
 	uint64_t	pending_bytes;		/* now */
 	uint64_t	peak_pending_samples;
 	uint64_t	peak_pending_bytes;
@@ -167,7 +168,10 @@ unwind_stitcher__new(const struct unwind_stitcher_opts *opts);
 /* Hands back nothing: call unwind_stitcher__finish() first to drain. */
 LIBUNWIND_COOKIE_API void unwind_stitcher__delete(struct unwind_stitcher *st);
 
-/* 0, -EINVAL for a malformed input (counted), -ENOMEM. */
+/*
+ * 0, -EINVAL for a malformed input (counted), -ENOMEM. A sample refused
+ * with an error was not taken: it is not counted and never handed back.
+ */
 LIBUNWIND_COOKIE_API int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 						     const struct unwind_stitcher_sample *sample);
 LIBUNWIND_COOKIE_API int unwind_stitcher__add_record(struct unwind_stitcher *st,
