@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PERF_RECORD_CALLCHAIN_DEFERRED (type 22) and unknown record types in the
+# patched perf (patches/perf-6.1/0001, 0002).
+#
+# Records a tiny perf.data with the system perf (or the patched one if there
+# is none), adds hand-made records to it with inject-deferred.py and checks
+# what the patched perf (and, for contrast, the unpatched /usr/bin/perf)
+# make of them.
+#
+# usage: tests/perf/test-record-22.sh     (after make -f Makefile.perf-patch)
+#   PERF=...      patched perf to test (default: build/perf)
+#   SYS_PERF=...  unpatched perf 6.1 for the contrast checks (default:
+#                 /usr/bin/perf; skipped if missing or not a 6.1)
+#   KEEP=1        keep the temporary directory
+# Exit status is non-zero when a check fails; the last line is
+# "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+PY=${PYTHON:-python3}
+GEN="$PY $here/inject-deferred.py"
+
+pass=0
+fail=0
+ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+# has FILE REGEX: a line of FILE matches the extended regex
+has() { grep -Eq -- "$2" "$1"; }
+hasnt() { ! grep -Eq -- "$2" "$1"; }
+# count FILE REGEX
+count() { grep -Ec -- "$2" "$1"; }
+# stat FILE NAME: the number of "NAME events:" in 'perf report --stats'
+# output (the aggregated section comes first)
+stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; exit }' "$1"; }
+# field NAME < inject-deferred.py output: the value of NAME= on the first line
+field() { sed -nE "1s/.* $1=([^ ]*).*/\1/p"; }
+eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+
+if [ ! -x "$PERF" ]; then
+	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/test-record-22.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+sys_is_61=
+if [ -x "$SYS_PERF" ] && "$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.'; then
+	sys_is_61=1
+fi
+recorder=$PERF
+[ -n "$sys_is_61" ] && recorder=$SYS_PERF
+
+# ------------------------------------------------------------ base file
+if ! "$recorder" record -q -e cpu-clock -g -o base.data -- true > record.log 2>&1; then
+	cat record.log
+	bad "perf record -e cpu-clock -g -- true ($recorder)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+"$PERF" report --stats -i base.data > base.stats 2> base.err
+base_total=$(stat base.stats TOTAL)
+base_samples=$(stat base.stats SAMPLE)
+check "base file has samples ($base_samples)" [ "${base_samples:-0}" -gt 0 ]
+
+# ------------------------------------------------------------ one type-22 record
+$GEN base.data one.data > one.gen || bad "inject-deferred.py (one record)"
+off=$(field offset < one.gen)
+size=$(printf '%#x' "$(field size < one.gen)")
+cookie=$(field cookie < one.gen)
+nr=$(field nr < one.gen)
+ips=$(field ips < one.gen)
+
+if [ -n "$sys_is_61" ]; then
+	"$SYS_PERF" report --stats -i one.data > sys.out 2> sys.err
+	check "unpatched perf fails: failed to process type: 22" has sys.err "failed to process type: 22"
+fi
+
+"$PERF" report --stats -i one.data > one.stats 2> one.err
+check "patched --stats: no processing failure" hasnt one.err "failed to process"
+check "patched --stats: CALLCHAIN_DEFERRED events: 1" eq "$(stat one.stats CALLCHAIN_DEFERRED)" 1
+check "patched --stats: SAMPLE events unchanged" eq "$(stat one.stats SAMPLE)" "$base_samples"
+check "patched --stats: TOTAL grows by one" eq "$(stat one.stats TOTAL)" $((base_total + 1))
+check "patched --stats: no UNKNOWN line" hasnt one.stats "UNKNOWN events"
+
+"$PERF" report -D -i one.data > one.dump 2> one.dump.err
+check "-D: record header with cookie and nr" \
+	has one.dump "^[0-9]+ $off \[$size\]: PERF_RECORD_CALLCHAIN_DEFERRED cookie: $cookie nr: $nr\$"
+want_ips=$(i=0; for ip in ${ips//,/ }; do printf '..... %2d: %016x\n' $i "$ip"; i=$((i + 1)); done)
+got_ips=$(grep -A "$nr" "PERF_RECORD_CALLCHAIN_DEFERRED cookie" one.dump | tail -n "$nr")
+check "-D: the $nr ips" eq "$got_ips" "$want_ips"
+check "-D: sample_id parsed (timestamp printed)" has one.dump "^[1-9][0-9]* $off "
+check "-D: Aggregated stats count it" eq "$(grep -A30 'Aggregated stats' one.dump | awk '$1 == "CALLCHAIN_DEFERRED" { print $3 }')" 1
+
+"$PERF" script -i one.data > one.script 2> one.script.err
+check "perf script: exit status 0" [ $? -eq 0 ]
+check "perf script: one line per sample" eq "$(grep -Ec '^ *true ' one.script)" "$base_samples"
+"$PERF" report --stdio -i one.data > one.report 2> one.report.err
+check "perf report: all samples" has one.report "^# Samples: $base_samples +of event 'cpu-clock'"
+
+# ------------------------------------------------------------ several records
+$GEN --count 3 base.data three.data > three.gen || bad "inject-deferred.py (three records)"
+"$PERF" report --stats -i three.data > three.stats 2> three.err
+check "three records counted" eq "$(stat three.stats CALLCHAIN_DEFERRED)" 3
+"$PERF" report -D -i three.data > three.dump 2>&1
+check "three records dumped" eq "$(count three.dump 'PERF_RECORD_CALLCHAIN_DEFERRED cookie:')" 3
+
+# ------------------------------------------------------------ malformed records
+$GEN --nr 1000 base.data badnr.data > badnr.gen || bad "inject-deferred.py (--nr 1000)"
+boff=$(field offset < badnr.gen)
+bsize=$(printf '%#x' "$(field size < badnr.gen)")
+"$PERF" report --stats -i badnr.data > badnr.stats 2> badnr.err
+check "nr too big: error names the file offset" \
+	has badnr.err "^$boff \[$bsize\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000 but room for $nr entries, skipping it\$"
+check "nr too big: reported once" eq "$(count badnr.err malformed)" 1
+check "nr too big: still counted as a record" eq "$(stat badnr.stats CALLCHAIN_DEFERRED)" 1
+check "nr too big: counted as malformed" has badnr.stats "^ +1  \(malformed CALLCHAIN_DEFERRED, skipped\)\$"
+check "nr too big: samples unaffected" eq "$(stat badnr.stats SAMPLE)" "$base_samples"
+"$PERF" report -D -i badnr.data > badnr.dump 2>&1
+check "nr too big: -D says skipped, prints no ips" \
+	has badnr.dump "^$boff \[$bsize\]: PERF_RECORD_CALLCHAIN_DEFERRED: malformed, skipped\$"
+check "nr too big: -D prints no cookie line" hasnt badnr.dump "PERF_RECORD_CALLCHAIN_DEFERRED cookie:"
+"$PERF" script -i badnr.data > /dev/null 2> badnr.script.err
+check "nr too big: perf script warns at the end" \
+	has badnr.script.err "^1 of 1 CALLCHAIN_DEFERRED records were malformed and skipped\.\$"
+
+$GEN --nr 0xffffffffffffffff base.data hugenr.data > /dev/null
+"$PERF" report --stats -i hugenr.data > hugenr.stats 2> hugenr.err
+check "nr = 2^64-1: rejected" has hugenr.err "nr 18446744073709551615 but room for $nr entries"
+
+$GEN --ips '' --cut 16 base.data short.data > /dev/null
+"$PERF" report --stats -i short.data > short.stats 2> short.err
+check "record shorter than its sample_id: rejected" \
+	has short.err "malformed PERF_RECORD_CALLCHAIN_DEFERRED: size 24, expected a multiple of 8 and at least [0-9]+, skipping it"
+
+$GEN --count 12 --nr 100000 base.data many.data > /dev/null
+"$PERF" report --stats -i many.data > many.stats 2> many.err
+check "12 malformed: 10 reported, then quiet" eq "$(count many.err ': malformed PERF_RECORD')" 10
+check "12 malformed: says the rest are only counted" \
+	has many.err "^further malformed PERF_RECORD_CALLCHAIN_DEFERRED records are only counted\$"
+check "12 malformed: all counted" has many.stats "^ +12  \(malformed CALLCHAIN_DEFERRED, skipped\)\$"
+
+# ------------------------------------------------------------ unknown types (0001)
+$GEN --count 0 --raw-type 23 --raw-type 83 --raw-type 200 base.data unknown.data > unknown.gen
+if [ -n "$sys_is_61" ]; then
+	"$SYS_PERF" report --stats -i unknown.data > sys.out 2> sys.err
+	check "unpatched perf fails on type 23" has sys.err "failed to process type: 23"
+fi
+"$PERF" report --stats -i unknown.data > unknown.stats 2> unknown.err
+check "unknown types: no failure" hasnt unknown.err "failed to process"
+check "unknown types: UNKNOWN events: 3" eq "$(stat unknown.stats UNKNOWN)" 3
+check "unknown types: TOTAL counts them" eq "$(stat unknown.stats TOTAL)" $((base_total + 3))
+"$PERF" script -i unknown.data > unknown.script 2> unknown.script.err
+check "unknown types: perf script exit status 0" [ $? -eq 0 ]
+check "unknown types: exactly one warning" eq "$(count unknown.script.err '^Found [0-9]+ unknown events')" 1
+check "unknown types: warning text" has unknown.script.err "^Found 3 unknown events, skipped them \(first: type [0-9]+ at file offset 0x[0-9a-f]+\)!\$"
+check "unknown types: perf script still shows all samples" eq "$(grep -Ec '^ *true ' unknown.script)" "$base_samples"
+"$PERF" report -D -i unknown.data > unknown.dump 2>&1
+for t in 23 83 200; do
+	check "unknown types: -D shows type $t skipped" has unknown.dump "unknown record type $t, skipped\$"
+done
+
+# ------------------------------------------------------------ bigger attrs (0001)
+# a newer perf writes a bigger struct perf_event_attr (6.3+: config3)
+$GEN --count 1 --grow-attr 16 --grow-attr-fill 255 base.data attr.data > attr.gen
+if [ -n "$sys_is_61" ]; then
+	"$SYS_PERF" report --stats -i attr.data > sys.out 2> sys.err
+	check "unpatched perf rejects bigger attrs" has sys.err "incompatible file format"
+fi
+"$PERF" report --stats -i attr.data > attr.stats 2> attr.err
+check "bigger attrs: file is read" eq "$(stat attr.stats SAMPLE)" "$base_samples"
+check "bigger attrs: type 22 still counted" eq "$(stat attr.stats CALLCHAIN_DEFERRED)" 1
+"$PERF" evlist -v -i attr.data > attr.evlist 2>&1
+check "bigger attrs: attr.size clamped to ours" has attr.evlist "^cpu-clock: type: 1, size: 128,"
+
+# ------------------------------------------------------------ pipe mode (0001)
+if "$recorder" record -q -e cpu-clock -g -o - -- true > pipe.data 2> pipe.log; then
+	# a feature id this perf does not know, and a user record type above
+	# PERF_RECORD_HEADER_MAX, both appended to the stream
+	$GEN --feature 200 --raw-type 99 pipe.data pipe2.data > pipe2.gen
+	if [ -n "$sys_is_61" ]; then
+		"$SYS_PERF" report --stdio -i pipe2.data > sys.out 2> sys.err
+		check "unpatched perf report fails on an unknown pipe feature" \
+			has sys.err "wrong feature ID: 200"
+	fi
+	"$PERF" report --stdio -i pipe2.data > pipe2.report 2> pipe2.err
+	check "pipe: unknown feature ignored by perf report" hasnt pipe2.err "wrong feature ID|failed to process"
+	check "pipe: perf report shows the samples" has pipe2.report "^# Samples: [1-9][0-9]* +of event 'cpu-clock'"
+	check "pipe: unknown record type warned about once" \
+		eq "$(count pipe2.err '^Found 1 unknown events, skipped them \(first: type 99 ')" 1
+else
+	bad "perf record -o - (pipe mode)"
+fi
+
+# ------------------------------------------------------------ 6.19-style file
+$GEN --defer base.data defer.data > defer.gen
+ndefer=$(wc -l < defer.gen)
+check "defer mode made records ($ndefer)" [ "$ndefer" -gt 0 ]
+"$PERF" report --stats -i defer.data > defer.stats 2> defer.err
+check "defer mode: no failure" hasnt defer.err "failed to process"
+check "defer mode: all records counted" eq "$(stat defer.stats CALLCHAIN_DEFERRED)" "$ndefer"
+check "defer mode: samples unchanged" eq "$(stat defer.stats SAMPLE)" "$base_samples"
+"$PERF" report -D -i defer.data > defer.dump 2>&1
+check "defer mode: all records dumped" eq "$(count defer.dump 'PERF_RECORD_CALLCHAIN_DEFERRED cookie:')" "$ndefer"
+first_cookie=$(head -1 defer.gen | sed -E 's/.*cookie=([^ ]+) .*/\1/')
+check "defer mode: sample carries PERF_CONTEXT_USER_DEFERRED + cookie" \
+	has defer.dump "^\.\.\.\.\. +[0-9]+: fffffffffffffd80\$"
+check "defer mode: the first cookie appears in a sample chain" \
+	has defer.dump "^\.\.\.\.\. +[0-9]+: $(printf '%016x' "$first_cookie")\$"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
