@@ -58,6 +58,7 @@ struct sample {
 	enum unwind_stitch_status status;
 	enum unwind_orphan_reason reason;
 	bool		late;
+	bool		passthrough;	/* not a sample: not in pending_samples */
 	struct record	*record;
 	size_t		bytes;
 	uint32_t	pid;
@@ -363,7 +364,7 @@ static void record_put(struct unwind_stitcher *st, struct record *rec)
 static void sample_free(struct unwind_stitcher *st, struct sample *s)
 {
 	record_put(st, s->record);
-	account(st, -1, -(long long)s->bytes);
+	account(st, s->passthrough ? 0 : -1, -(long long)s->bytes);
 	free(s);
 }
 
@@ -938,6 +939,31 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	sl->nr_samples++;
 	if (in->time > sl->max_time)
 		sl->max_time = in->time;
+	return settle(st, 0);
+}
+
+int unwind_stitcher__add_passthrough(struct unwind_stitcher *st, uint64_t time, void *payload,
+				     size_t payload_bytes)
+{
+	struct sample *s;
+
+	if (!st)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	st->stats.passthrough++;
+	advance(st, time);
+	uc_list_init(&s->slot_node);
+	uc_list_init(&s->out_node);
+	s->passthrough = true;
+	s->bytes = sizeof(*s) + payload_bytes;
+	s->time = time;
+	s->payload = payload;
+	account(st, 0, s->bytes);
+	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
+		uc_list_add_tail(&s->out_node, &st->output);
+	resolve(st, s, UNWIND_STITCH_PASSTHROUGH, UNWIND_ORPHAN_NONE, NULL);
 	return settle(st, 0);
 }
 

@@ -24,6 +24,7 @@ struct fed_record {
 };
 
 static unsigned char delivered[MAX_OPS];
+static unsigned char passed[MAX_OPS];
 static struct fed_record records[MAX_OPS];
 static size_t nr_records;
 static uint32_t sample_tid[MAX_OPS];
@@ -50,6 +51,11 @@ static void deliver(void *ctx, const struct unwind_stitched_sample *s)
 	uintptr_t id = (uintptr_t)s->payload;
 
 	(void)ctx;
+	if (s->status == UNWIND_STITCH_PASSTHROUGH) {
+		if (id >= MAX_OPS || passed[id]++)
+			abort();
+		return;
+	}
 	if (id >= MAX_OPS || delivered[id]++)
 		abort();	/* unknown or delivered twice */
 	if (s->tid != sample_tid[id] || s->cookie != sample_cookie[id])
@@ -72,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	struct unwind_stitcher_stats stats;
 	struct unwind_stitcher *st;
-	uint64_t time = 1000, nr_samples = 0, orphans = 0;
+	uint64_t time = 1000, nr_samples = 0, nr_passed = 0, orphans = 0;
 	size_t pos = 0, i;
 
 	if (size < 1)
@@ -82,10 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!st)
 		return 0;
 	memset(delivered, 0, sizeof(delivered));
+	memset(passed, 0, sizeof(passed));
 	nr_records = 0;
 
-	for (pos = 1; pos + 4 <= size && nr_samples < MAX_OPS && nr_records < MAX_OPS; pos += 4) {
-		uint8_t op = data[pos] % 6, a = data[pos + 1], b = data[pos + 2], c = data[pos + 3];
+	for (pos = 1; pos + 4 <= size && nr_samples < MAX_OPS && nr_records < MAX_OPS &&
+	     nr_passed < MAX_OPS; pos += 4) {
+		uint8_t op = data[pos] % 7, a = data[pos + 1], b = data[pos + 2], c = data[pos + 3];
 		uint32_t tid = a & 3, pid = (a >> 2) & 1 ? tid + 100 : tid;
 		uint64_t cookie = ((uint64_t)(2 * (b & 7) + 1) << 32) | ((b >> 3) & 3);
 		/* Time mostly advances, sometimes steps back: disorder. */
@@ -135,6 +143,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5:
 			unwind_stitcher__lost(st, c & 3, t);
 			break;
+		case 6:
+			if (unwind_stitcher__add_passthrough(st, t, (void *)(uintptr_t)nr_passed++, c))
+				abort();
+			break;
 		}
 	}
 	unwind_stitcher__finish(st);
@@ -142,9 +154,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < nr_samples; i++)
 		if (delivered[i] != 1)
 			abort();	/* lost silently */
+	for (i = 0; i < nr_passed; i++)
+		if (passed[i] != 1)
+			abort();
 	for (i = 0; i < UNWIND_ORPHAN__MAX; i++)
 		orphans += stats.orphans[i];
-	if (stats.samples != nr_samples || stats.pending_samples || stats.pending_bytes ||
+	if (stats.samples != nr_samples || stats.passthrough != nr_passed ||
+	    stats.pending_samples || stats.pending_bytes ||
 	    orphans != stats.orphans_total ||
 	    stats.deferred_samples != stats.stitched + stats.orphans_total ||
 	    stats.records + stats.invalid_inputs < nr_records)

@@ -161,7 +161,7 @@ static void assert_reconciled(struct unwind_stitcher *st)
 	for (r = 0; r < UNWIND_ORPHAN__MAX; r++)
 		orphans += s.orphans[r];
 	ck_assert_uint_eq(orphans, s.orphans_total);
-	ck_assert_uint_eq(s.samples, nr_outs + s.pending_samples);
+	ck_assert_uint_eq(s.samples + s.passthrough, nr_outs + s.pending_samples);
 	ck_assert_uint_eq(s.deferred_samples, s.stitched + s.orphans_total +
 			  s.pending_samples);
 }
@@ -626,6 +626,37 @@ START_TEST(test_input_order)
 }
 END_TEST
 
+/* Other items of the stream keep their place among held samples. */
+START_TEST(test_passthrough)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+	struct unwind_stitcher_stats s;
+
+	ck_assert_int_eq(unwind_stitcher__add_passthrough(st, 990, (void *)(intptr_t)7, 64), 0);
+	ck_assert_uint_eq(nr_outs, 1);		/* nothing ahead of it */
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__add_passthrough(st, 1001, (void *)(intptr_t)8, 64), 0);
+	record(st, 10, 11, 5, 1010, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 1);		/* 8 waits behind sample 1 */
+	s = stats_of(st);
+	ck_assert_uint_eq(s.passthrough, 2);
+	ck_assert_uint_eq(s.samples, 1);
+	ck_assert_uint_eq(s.pending_samples, 1);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 3);
+	ck_assert_int_eq(outs[0].id, 7);
+	ck_assert_int_eq(outs[0].status, UNWIND_STITCH_PASSTHROUGH);
+	ck_assert_int_eq(outs[1].id, 1);
+	assert_stitched(&outs[1], U1, 3);
+	ck_assert_int_eq(outs[2].id, 8);
+	ck_assert_int_eq(outs[2].status, UNWIND_STITCH_PASSTHROUGH);
+	s = stats_of(st);
+	ck_assert_uint_eq(s.pending_bytes, 0);
+	ck_assert_uint_eq(s.pending_samples, 0);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 START_TEST(test_latency_percentiles)
 {
 	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
@@ -723,6 +754,7 @@ int main(void)
 	tcase_add_test(tc, test_unwind_failed_and_bogus_ips);
 	tcase_add_test(tc, test_not_deferred);
 	tcase_add_test(tc, test_input_order);
+	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_latency_percentiles);
 	tcase_add_test(tc, test_invalid_input);
 	tcase_add_test(tc, test_reason_names);

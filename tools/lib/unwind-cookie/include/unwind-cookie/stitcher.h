@@ -23,6 +23,7 @@ enum unwind_stitch_status {
 	UNWIND_STITCH_NOT_DEFERRED,	/* the sample had no cookie: passed through */
 	UNWIND_STITCH_STITCHED,		/* joined to its deferred user callchain */
 	UNWIND_STITCH_ORPHAN,		/* its user callchain will not come */
+	UNWIND_STITCH_PASSTHROUGH,	/* not a sample: see unwind_stitcher__add_passthrough */
 };
 
 enum unwind_orphan_reason {
@@ -140,6 +141,7 @@ struct unwind_stitcher_latency {
 
 struct unwind_stitcher_stats {
 	uint64_t	samples;		/* every sample fed */
+	uint64_t	passthrough;		/* other items fed for ordering */
 	uint64_t	deferred_samples;	/* those with a cookie */
 	uint64_t	records;		/* every record fed */
 	uint64_t	stitched;
@@ -176,6 +178,17 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 						     const struct unwind_stitcher_sample *sample);
 LIBUNWIND_COOKIE_API int unwind_stitcher__add_record(struct unwind_stitcher *st,
 						     const struct unwind_stitcher_record *record);
+
+/*
+ * Any other item of the caller's stream (an mmap, a comm, ...), to be
+ * handed back in its place among the samples: with ORDER_INPUT it waits
+ * behind the samples fed before it, so that a caller replaying its stream
+ * through the engine sees every item in the original order. @time (0 if
+ * none) moves the engine's clock like any input. Not counted as a sample.
+ */
+LIBUNWIND_COOKIE_API int unwind_stitcher__add_passthrough(struct unwind_stitcher *st,
+							  uint64_t time, void *payload,
+							  size_t payload_bytes);
 
 /* Records written on @cpu up to @time may have been lost (PERF_RECORD_LOST). */
 LIBUNWIND_COOKIE_API int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu,
