@@ -238,6 +238,8 @@ check "accept: perf.data page-faults attr has no defer_output" \
 check "accept: event descriptions keep the bits and read back" \
 	bash -c "grep '^# event : name = cpu-clock' two.header | grep -q 'defer_callchain = 1, defer_output = 1'"
 check "accept: no 'Reserved bits' complaint" hasnt two.header 'Reserved bits'
+"$PERF" report --stdio -i two.data > two.report 2>&1
+check "accept: perf report reads the file with the bits" has two.report 'deferred_test_leaf'
 
 FAKE=accept rec twovv -vv -e cpu-clock --call-graph=deferred -- ./loop
 check "accept -vv: the attr shows defer_callchain and defer_output" \
