@@ -87,3 +87,24 @@ size_t perf_event__fprintf_callchain_deferred(union perf_event *event, FILE *fp)
 		ret += fprintf(fp, "..... %2" PRIu64 ": %016" PRIx64 "\n", i, (u64)cd->ips[i]);
 	return ret;
 }
+
+void evlist__config_callchain_deferred(struct evlist *evlist)
+{
+	struct evsel *evsel;
+	bool defer = false;
+
+	evlist__for_each_entry(evlist, evsel) {
+		evsel->core.attr.defer_output = 0;
+		if (evsel->core.attr.defer_callchain)
+			defer = true;
+	}
+
+	if (defer)
+		evlist__get_tracking_event(evlist)->core.attr.defer_output = 1;
+}
+
+void callchain_deferred__warn_fallback(const char *cmd)
+{
+	pr_warning("%s: this kernel cannot defer user callchains (needs Linux 6.19+ with CONFIG_UNWIND_USER); recording plain frame-pointer callchains instead\n",
+		   cmd);
+}

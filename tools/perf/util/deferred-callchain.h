@@ -39,4 +39,27 @@ int perf_event__process_callchain_deferred(struct perf_tool *tool,
 /* " cookie: ... nr: ...\n" and one "..... i: ip" line per entry, as -D shows */
 size_t perf_event__fprintf_callchain_deferred(union perf_event *event, FILE *fp);
 
+
+/*
+ * perf record: asking the kernel to defer user callchains (Linux 6.19+,
+ * --call-graph deferred or fp,defer, callchain_param::defer).
+ */
+
+/*
+ * After the events are configured: when any of them has
+ * attr.defer_callchain, sets attr.defer_output on the tracking event and
+ * clears it on all others.  The kernel writes each
+ * PERF_RECORD_CALLCHAIN_DEFERRED once per defer_output event, so a
+ * second one would duplicate every record.
+ */
+void evlist__config_callchain_deferred(struct evlist *evlist);
+
+/*
+ * After the events are open, when the kernel refused the defer bits
+ * (perf_missing_features.defer_callchain) and they were dropped: prints
+ * one line for the whole session, prefixed with @cmd ("perf record").
+ * A user-space emulation on such kernels would hook in here.
+ */
+void callchain_deferred__warn_fallback(const char *cmd);
+
 #endif /* __PERF_DEFERRED_CALLCHAIN_H */
