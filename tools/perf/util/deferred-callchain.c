@@ -249,13 +249,25 @@ bad:
 /*
  * A map of its own, [deferred], with one symbol per pseudo-frame, so that
  * the frames show by name wherever perf shows symbols (report, script,
- * flame graphs) and sort apart (distinct addresses).  Never freed.
+ * flame graphs) and sort apart (each at an address of its own, which is
+ * also the frame's address):
+ *
+ *	[user stack lost: <reason>]		0x20 + 0x10 * reason
+ *	[user stack deferred: cookie 0x...]	the cookie, for the first
+ *						PSEUDO_COOKIE_MAX cookies
+ *	[user stack deferred]			0x10, for the others
+ *
+ * Never freed: hist entries and callchain nodes keep pointing to them.
  */
+#define PSEUDO_COOKIE_MAX	65536
+#define PSEUDO_COOKIE_MIN	0x1000	/* above the fixed frames */
+
 static struct {
 	struct dso	*dso;
 	struct map	*map;
 	struct symbol	*deferred;
 	struct symbol	*lost[UNWIND_ORPHAN__MAX];
+	unsigned int	nr_cookies;
 	bool		failed;
 } pseudo;
 
@@ -281,32 +293,51 @@ fail:
 	return false;
 }
 
-static struct symbol *pseudo__symbol(struct symbol **slot, u64 start, const char *name)
+static struct symbol *pseudo__symbol(u64 start, const char *name)
 {
-	if (!*slot) {
-		*slot = symbol__new(start, 1, STB_GLOBAL, STT_FUNC, name);
-		if (*slot)
-			dso__insert_symbol(pseudo.dso, *slot);
-	}
-	return *slot;
+	struct symbol *sym = symbol__new(start, 1, STB_GLOBAL, STT_FUNC, name);
+
+	if (sym)
+		dso__insert_symbol(pseudo.dso, sym);
+	return sym;
 }
 
-static struct symbol *pseudo__frame(const struct deferred_sample_info *info)
+static struct symbol *pseudo__deferred(u64 cookie)
+{
+	struct symbol *sym;
+	char name[64];
+
+	if (cookie >= PSEUDO_COOKIE_MIN) {
+		sym = dso__find_symbol(pseudo.dso, cookie);
+		if (sym && sym->start == cookie)
+			return sym;
+		if (pseudo.nr_cookies < PSEUDO_COOKIE_MAX) {
+			snprintf(name, sizeof(name), "[user stack deferred: cookie %#" PRIx64 "]",
+				 cookie);
+			sym = pseudo__symbol(cookie, name);
+			if (sym) {
+				pseudo.nr_cookies++;
+				return sym;
+			}
+		}
+	}
+	if (!pseudo.deferred)
+		pseudo.deferred = pseudo__symbol(0x10, "[user stack deferred]");
+	return pseudo.deferred;
+}
+
+static struct symbol *pseudo__lost(int reason)
 {
 	char name[64];
-	int reason;
 
-	if (!pseudo__init())
-		return NULL;
-
-	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
-		return pseudo__symbol(&pseudo.deferred, 0x10, "[user stack deferred]");
-
-	reason = info->reason;
 	if (reason <= UNWIND_ORPHAN_NONE || reason >= UNWIND_ORPHAN__MAX)
 		reason = UNWIND_ORPHAN_NONE;
-	snprintf(name, sizeof(name), "[user stack lost: %s]", unwind_orphan_reason__name(reason));
-	return pseudo__symbol(&pseudo.lost[reason], 0x20 + 0x10 * reason, name);
+	if (!pseudo.lost[reason]) {
+		snprintf(name, sizeof(name), "[user stack lost: %s]",
+			 unwind_orphan_reason__name(reason));
+		pseudo.lost[reason] = pseudo__symbol(0x20 + 0x10 * reason, name);
+	}
+	return pseudo.lost[reason];
 }
 
 bool callchain__has_deferred_tail(const struct ip_callchain *chain)
@@ -318,19 +349,22 @@ bool callchain__has_deferred_tail(const struct ip_callchain *chain)
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
 				      const struct perf_sample *sample)
 {
+	const struct deferred_sample_info *info = sample->deferred;
 	const struct ip_callchain *chain = sample->callchain;
 	struct map_symbol ms = {
 		.maps	= thread->maps,
-		.map	= pseudo.map,
 	};
 
-	ms.sym = pseudo__frame(sample->deferred);
-	if (!ms.sym)
+	if (!pseudo__init())
 		return 0;	/* reported once: the frame is left out */
+	if (info && info->status == DEFERRED_SAMPLE__ORPHAN)
+		ms.sym = pseudo__lost(info->reason);
+	else
+		ms.sym = pseudo__deferred(chain->ips[chain->nr - 1]);
+	if (!ms.sym)
+		return 0;
 	ms.map = pseudo.map;
-	/* the cookie as the frame's address */
-	return callchain_cursor_append(cursor, chain->ips[chain->nr - 1], &ms,
-				       false, NULL, 0, 0, 0, NULL);
+	return callchain_cursor_append(cursor, ms.sym->start, &ms, false, NULL, 0, 0, 0, NULL);
 }
 
 /* ---- the session side ---- */
@@ -821,8 +855,12 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 		       stats.records, stats.duplicates + stats.duplicates_conflicting);
 	if (stats.duplicates_conflicting)
 		ret += fprintf(fp, " (%" PRIu64 " conflicting)", stats.duplicates_conflicting);
-	ret += fprintf(fp, ", %" PRIu64 " cross-CPU records, %" PRIu64 " late samples\n",
-		       stats.cross_cpu_records, stats.late_samples);
+	/* a record's CPU is only known with PERF_SAMPLE_CPU */
+	if (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU)
+		ret += fprintf(fp, ", %" PRIu64 " cross-CPU records", stats.cross_cpu_records);
+	else
+		ret += fprintf(fp, ", cross-CPU records unknown");
+	ret += fprintf(fp, ", %" PRIu64 " late samples\n", stats.late_samples);
 	return ret;
 }
 

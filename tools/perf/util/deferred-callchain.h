@@ -67,7 +67,8 @@ enum deferred_sample_status {
  * A stitched sample's callchain is kernel..., PERF_CONTEXT_USER, user...;
  * an orphan's and an unstitched one's still end in
  * PERF_CONTEXT_USER_DEFERRED, cookie, which callchain resolution shows as
- * the pseudo-frame "[user stack lost: <reason>]" or "[user stack deferred]".
+ * the pseudo-frame "[user stack lost: <reason>]" or
+ * "[user stack deferred: cookie 0x...]".
  */
 struct deferred_sample_info {
 	u64	cookie;
@@ -128,8 +129,9 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 
 /*
  * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
- * for it ([user stack lost: <reason>] for an orphan, else
- * [user stack deferred]) goes to @cursor, with the cookie as its address.
+ * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
+ * else "[user stack deferred: cookie 0x...]" (the cookie is the frame's
+ * address; "[user stack deferred]" once 65536 cookies have a frame).
  */
 bool callchain__has_deferred_tail(const struct ip_callchain *chain);
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
