@@ -44,8 +44,9 @@ rewrites its data section and writes a new file with:
                           (one more marker first, before the kernel part)
         --bad-record-cookie0 N  the Nth record has cookie 0
       Each record prints "added type=22 offset=... cookie=... nr=... ips=..."
-      as before, then "group cookie=... samples=i,j,... fate=..." lines
-      (fate: record, dropped, lost) for every entry.
+      as before; --print-groups adds "group cookie=... samples=OFF,OFF,...
+      fate=... [bad=OFF,...]" for every entry (fate: record, record+dup,
+      dropped, lost, cookie0; OFF: file offsets of its samples).
 
 --grow-attr N makes every attr of the attrs section N bytes bigger, as a
 perf with a newer struct perf_event_attr (e.g. 6.3+: config3) writes them.
@@ -338,6 +339,7 @@ def defer_mode(a, records, st, attrs):
         first, lastidx = g['samples'][0], g['samples'][-1]
         v = dict(parsed[lastidx][0])
         v['time'] = v['time'] + a.record_delay
+        late = False
         # written at the return to user space, before a later exec
         for ei, et in execs.get(v['tid'], []):
             if ei > lastidx and et is not None and v['time'] >= et:
@@ -345,6 +347,7 @@ def defer_mode(a, records, st, attrs):
                 break
         if a.late_every and k % a.late_every == 0:
             v['time'] = parsed[first][0]['time'] - 1000
+            late = True
         cpu = v.get('cpu', 0)
         if a.record_cpu_shift and 'cpu' in v:
             v['cpu'] = (cpu + a.record_cpu_shift) % max(ncpus, 2)
@@ -364,7 +367,10 @@ def defer_mode(a, records, st, attrs):
             else:
                 recs = []
                 g['fate'] = 'dropped'
-        if a.record_pos == 'before':
+        if late:
+            # written before its samples: never in a later round
+            before.setdefault(first, []).extend(recs)
+        elif a.record_pos == 'before':
             # earlier in the file, but not rounds before its last sample
             before.setdefault(max(first, round_start[lastidx]), []).extend(recs)
         else:
@@ -427,6 +433,7 @@ def main():
     ap.add_argument('output')
     ap.add_argument('--defer', action='store_true', help='defer mode (see above)')
     ap.add_argument('--cut-user', action='store_true')
+    ap.add_argument('--print-groups', action='store_true')
     ap.add_argument('--share', type=int, default=0)
     ap.add_argument('--record-pos', choices=['after', 'before'], default='after')
     ap.add_argument('--record-delay', type=int, default=0)
@@ -565,7 +572,7 @@ def main():
         if cookie is not None:
             line += ' cookie=%#x nr=%d ips=%s' % (cookie, nr, ','.join('%#x' % x for x in user))
         print(line)
-    for g in groups:
+    for g in groups if a.print_groups else []:
         print('group cookie=%#x samples=%s fate=%s%s' % (
             g['cookie'], ','.join('%#x' % offsets[i] for i in g['out']), g['fate'],
             ' bad=' + ','.join('%#x' % offsets[i] for i in g['bad_out']) if 'bad_out' in g else ''))

@@ -95,7 +95,7 @@ check "reference has samples ($nsamples)" gt "${nsamples:-0}" 100
 # deferred FILE [inject-deferred.py options]: writes FILE and FILE.gen
 deferred() {
 	local f=$1; shift
-	$GEN --defer --cut-user "$@" orig.data "$f" > "$f.gen" || bad "inject-deferred.py $*"
+	$GEN --defer --cut-user --print-groups "$@" orig.data "$f" > "$f.gen" || bad "inject-deferred.py $*"
 }
 # script FILE [perf script options]: FILE.script, FILE.err
 script() {
@@ -167,6 +167,7 @@ check "shared cookies: samples of both events" gt "$both" 0
 deferred late.data --late-every 3 --share 4
 script late.data
 check "late samples: callchains as the original's" same late.data.script ref.script
+check "late samples: no out of order warning" hasnt late.data.err 'out of order'
 check "late samples: counted" gt "$(summary late.data.err 'late samples')" 0
 check "late samples: all stitched" eq "$(summary late.data.err orphans)" 0
 # a window shorter than the lateness (1us) leaves them without their record
@@ -234,6 +235,7 @@ check "--stitch-window 0: rejected" [ $? -ne 0 ]
 # ------------------------------------------------------------ timestamp order
 deferred mixed.data --share 4 --late-every 3 --record-pos before --record-cpu-shift 1 --dup-every 4 --drop-every 9 --lost
 script mixed.data -F time
+check "mixed: no out of order warning" hasnt mixed.data.err 'out of order'
 check "mixed: samples in timestamp order" \
 	awk '{ t = $1 + 0; if (t < prev) exit 1; prev = t }' mixed.data.script
 script mixed.data --show-deferred-events -F comm,tid,time
