@@ -34,8 +34,8 @@ rewrites its data section and writes a new file with:
                           'before' its first sample (earlier in the file)
         --record-delay NS record time = last sample time + NS (default 0)
         --record-cpu-shift K  the record was written on CPU (cpu + K) % ncpus
-        --late-every N    every Nth record is written 1us before its first
-                          sample (a late sample)
+        --late-every N    every Nth record is written 1us before the last
+                          sample of its entry (a late sample)
         --dup-every N     every Nth record gets a duplicate copy
         --drop-every N    every Nth record is dropped, with --lost a
                           PERF_RECORD_LOST takes its place
@@ -303,28 +303,29 @@ def defer_mode(a, records, st, attrs):
             t = id_time(r, st) if attrs[0].sample_id_all else None
             execs.setdefault(tid, []).append((i, t))
 
-    # kernel entries: samples sharing one cookie
+    # kernel entries: samples sharing one cookie, taken in a row (in time,
+    # not file order: the buffers of two events or CPUs interleave) by one
+    # thread with the same user chain and no exec in between
+    order = [i for i, p in enumerate(parsed) if p is not None and p[3] is not None]
+    if a.share > 1:
+        order.sort(key=lambda i: (parsed[i][0]['time'], i))
     groups = []
     last = {}           # tid -> open group
     cnt = {}
-    for i, p in enumerate(parsed):
-        if p is None:
-            typ, misc = HDR.unpack_from(records[i], 0)[:2]
-            if typ == PERF_RECORD_COMM and misc & PERF_RECORD_MISC_COMM_EXEC:
-                last.pop(struct.unpack_from('<I', records[i], HDR.size + 4)[0], None)
-            continue
-        if p[3] is None:
-            continue
-        v, off, ips, at, user = p
+    for i in order:
+        v, off, ips, at, user = parsed[i]
         g = last.get(v['tid'])
         if (a.share > 1 and g is not None and g['user'] == user and
-                len(g['samples']) < a.share):
+                len(g['samples']) < a.share and
+                not any(g['time'] < et <= v['time']
+                        for ei, et in execs.get(v['tid'], []) if et is not None)):
             g['samples'].append(i)
+            g['time'] = v['time']
             continue
         cpu = v.get('cpu', 0)
         cnt[cpu] = cnt.get(cpu, -1) + 2
         g = {'cookie': make_cookie(cpu, cnt[cpu]), 'samples': [i], 'user': user,
-             'fate': 'record'}
+             'fate': 'record', 'time': v['time']}
         groups.append(g)
         last[v['tid']] = g
 
@@ -336,17 +337,20 @@ def defer_mode(a, records, st, attrs):
     before, after = {}, {}      # record index -> records to put there
     for gi, g in enumerate(groups):
         k = gi + 1
-        first, lastidx = g['samples'][0], g['samples'][-1]
-        v = dict(parsed[lastidx][0])
+        # in time: the first and last sample; in the file: the first and last
+        tfirst, tlast = g['samples'][0], g['samples'][-1]
+        first, lastidx = min(g['samples']), max(g['samples'])
+        v = dict(parsed[tlast][0])
         v['time'] = v['time'] + a.record_delay
         late = False
         # written at the return to user space, before a later exec
         for ei, et in execs.get(v['tid'], []):
-            if ei > lastidx and et is not None and v['time'] >= et:
-                v['time'] = max(et - 1, parsed[lastidx][0]['time'])
+            if et is not None and parsed[tlast][0]['time'] < et <= v['time']:
+                v['time'] = max(et - 1, parsed[tlast][0]['time'])
                 break
         if a.late_every and k % a.late_every == 0:
-            v['time'] = parsed[first][0]['time'] - 1000
+            # an NMI on the way out: the last sample comes 1us after the record
+            v['time'] = parsed[tlast][0]['time'] - 1000
             late = True
         cpu = v.get('cpu', 0)
         if a.record_cpu_shift and 'cpu' in v:
@@ -368,8 +372,8 @@ def defer_mode(a, records, st, attrs):
                 recs = []
                 g['fate'] = 'dropped'
         if late:
-            # written before its samples: never in a later round
-            before.setdefault(first, []).extend(recs)
+            # right before its late sample: never in a later round
+            before.setdefault(tlast, []).extend(recs)
         elif a.record_pos == 'before':
             # earlier in the file, but not rounds before its last sample
             before.setdefault(max(first, round_start[lastidx]), []).extend(recs)

@@ -166,14 +166,16 @@ check "shared cookies: samples of both events" gt "$both" 0
 # ------------------------------------------------------------ late samples
 deferred late.data --late-every 3 --share 4
 script late.data
+nlate=$(summary late.data.err 'late samples')
 check "late samples: callchains as the original's" same late.data.script ref.script
 check "late samples: no out of order warning" hasnt late.data.err 'out of order'
-check "late samples: counted" gt "$(summary late.data.err 'late samples')" 0
+check "late samples: counted ($nlate)" gt "$nlate" 0
 check "late samples: all stitched" eq "$(summary late.data.err orphans)" 0
 # a window shorter than the lateness (1us) leaves them without their record
+# (but for samples of the other event less than 100ns after the record)
 script late.data --stitch-window 100ns
 check "late samples, --stitch-window 100ns: orphans" gt "$(summary late.data.err orphans)" 0
-check "late samples, --stitch-window 100ns: no late sample" eq "$(summary late.data.err 'late samples')" 0
+check "late samples, --stitch-window 100ns: fewer late samples" gt "$nlate" "$(summary late.data.err 'late samples')"
 
 # ------------------------------------------------------------ duplicates
 deferred dup.data --dup-every 3
@@ -269,7 +271,7 @@ first=$(sed -nE '1s/.*cookie=(0x[0-9a-f]+) .*/\1/p' mixed.data.gen)
 check "--no-stitch: record of cookie $first shown with its user frames" \
 	awk -v c="$first" 'f { exit ($0 ~ /^\t/) ? 0 : 1 } $0 ~ ("CALLCHAIN_DEFERRED cookie " c " ") { f = 1 } END { if (!f) exit 1 }' mixed.data.script
 "$PERF" report -i mixed.data --stdio --no-stitch > nostitch.report 2> /dev/null
-check "report --no-stitch: pseudo-frames" has nostitch.report 'user stack deferred: cookie'
+check "report --no-stitch: pseudo-frames" has nostitch.report '\[user stack deferred\]'
 check "report --no-stitch: summary" has nostitch.report '^# deferred callchains: .* not stitched'
 "$PERF" report -D -i mixed.data > dump.txt 2>&1
 check "-D: raw marker and cookie" has dump.txt '^\.\.\.\.\. +[0-9]+: fffffffffffffd80$'

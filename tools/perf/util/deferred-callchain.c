@@ -255,7 +255,8 @@ bad:
  *	[user stack lost: <reason>]		0x20 + 0x10 * reason
  *	[user stack deferred: cookie 0x...]	the cookie, for the first
  *						PSEUDO_COOKIE_MAX cookies
- *	[user stack deferred]			0x10, for the others
+ *	[user stack deferred]			0x10, for the others, or for
+ *						all (deferred_callchain__cookie_frames())
  *
  * Never freed: hist entries and callchain nodes keep pointing to them.
  */
@@ -268,8 +269,14 @@ static struct {
 	struct symbol	*deferred;
 	struct symbol	*lost[UNWIND_ORPHAN__MAX];
 	unsigned int	nr_cookies;
+	bool		no_cookies;
 	bool		failed;
 } pseudo;
+
+void deferred_callchain__cookie_frames(bool on)
+{
+	pseudo.no_cookies = !on;
+}
 
 static bool pseudo__init(void)
 {
@@ -307,7 +314,7 @@ static struct symbol *pseudo__deferred(u64 cookie)
 	struct symbol *sym;
 	char name[64];
 
-	if (cookie >= PSEUDO_COOKIE_MIN) {
+	if (cookie >= PSEUDO_COOKIE_MIN && !pseudo.no_cookies) {
 		sym = dso__find_symbol(pseudo.dso, cookie);
 		if (sym && sym->start == cookie)
 			return sym;
@@ -861,6 +868,16 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 	else
 		ret += fprintf(fp, ", cross-CPU records unknown");
 	ret += fprintf(fp, ", %" PRIu64 " late samples\n", stats.late_samples);
+	if (verbose > 0) {
+		ret += fprintf(fp, "%sdeferred callchains: peak %" PRIu64 " samples, %" PRIu64
+			       " KiB held; %" PRIu64 " truncated, %" PRIu64 " empty, %" PRIu64
+			       " unclaimed records; record - sample time (ns): min %" PRId64
+			       ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64 "\n", prefix,
+			       stats.peak_pending_samples, stats.peak_pending_bytes / 1024,
+			       stats.truncated_records, stats.empty_records, stats.unclaimed_records,
+			       stats.latency.min, stats.latency.median, stats.latency.p99,
+			       stats.latency.max);
+	}
 	return ret;
 }
 

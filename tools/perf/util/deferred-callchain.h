@@ -134,6 +134,11 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
  * address; "[user stack deferred]" once 65536 cookies have a frame).
  */
 bool callchain__has_deferred_tail(const struct ip_callchain *chain);
+/*
+ * Off: one "[user stack deferred]" frame for all cookies, so that
+ * histograms aggregate unstitched samples (perf report).
+ */
+void deferred_callchain__cookie_frames(bool on);
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
 				      const struct perf_sample *sample);
 
