@@ -293,15 +293,15 @@ script bad.data
 offs=$(sed -nE 's/.* bad=(0x[0-9a-f]+).*/\1/p' bad.data.gen)
 check "malformed: exit status 0" eq "$(cat bad.data.rc)" 0
 for o in $offs; do
-	check "malformed sample at $o reported with its offset" has bad.data.err "^$o \[0x[0-9a-f]+\]: sample with a malformed deferred callchain"
+	check "malformed sample at $o reported with its offset" has bad.data.err "^$o \[0x[0-9a-f]+\]: malformed deferred callchain in a sample: .*, skipping it$"
 done
-check "malformed: cookie 0 named" has bad.data.err 'malformed deferred callchain: cookie 0'
-check "malformed: misplaced marker named" has bad.data.err 'PERF_CONTEXT_USER_DEFERRED at entry [0-9]+ of [0-9]+, expected it second to last'
+check "malformed: cookie 0 named" has bad.data.err 'malformed deferred callchain in a sample: cookie 0, skipping it'
+check "malformed: misplaced marker named" has bad.data.err 'in a sample: PERF_CONTEXT_USER_DEFERRED at entry [0-9]+ of [0-9]+, not second to last, skipping it'
 check "malformed: record with cookie 0 reported" has bad.data.err 'malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0'
 check "malformed: samples skipped" eq "$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' bad.data.script)" "$((nsamples - 3))"
-check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples had a malformed deferred callchain'
+check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples with a malformed deferred callchain were skipped'
 "$PERF" report --stats -i bad.data > bad.stats 2>&1
-check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE with malformed deferred callchain, skipped\)'
+check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE, malformed deferred callchain, skipped\)'
 check "malformed: no pseudo-frame from a malformed chain" hasnt bad.data.script 'user stack deferred'
 
 echo "$pass passed, $fail failed"

@@ -533,8 +533,7 @@ static bool deferred__start(struct deferred_callchain *dc)
 	/* the engine works on sample times: records and samples need them */
 	if (!(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_TIME) ||
 	    !evlist__sample_id_all(session->evlist)) {
-		pr_warning("Deferred user callchains cannot be stitched without sample times "
-			   "(PERF_SAMPLE_TIME, sample_id_all): showing them unstitched.\n");
+		pr_warning("No sample times: deferred user callchains are not stitched.\n");
 		goto fail;
 	}
 	/*
@@ -594,6 +593,7 @@ static int deferred__invalid_sample(struct perf_session *session, union perf_eve
 				    const struct ip_callchain *chain, u64 file_offset)
 {
 	struct events_stats *stats = &session->evlist->stats;
+	char what[96] = "cookie 0";
 	u64 i;
 
 	if (stats->nr_invalid_deferred_samples++ >= DEFERRED_SAMPLE_REPORT_MAX)
@@ -604,14 +604,12 @@ static int deferred__invalid_sample(struct perf_session *session, union perf_eve
 			break;
 	}
 	if (i + 2 != chain->nr) {
-		pr_err("%#" PRIx64 " [%#x]: sample with a malformed deferred callchain: "
-		       "PERF_CONTEXT_USER_DEFERRED at entry %" PRIu64 " of %" PRIu64
-		       ", expected it second to last, before the cookie; skipping the sample\n",
-		       file_offset, event->header.size, i, (u64)chain->nr);
-	} else {
-		pr_err("%#" PRIx64 " [%#x]: sample with a malformed deferred callchain: "
-		       "cookie 0; skipping the sample\n", file_offset, event->header.size);
+		scnprintf(what, sizeof(what),
+			  "PERF_CONTEXT_USER_DEFERRED at entry %" PRIu64 " of %" PRIu64
+			  ", not second to last", i, (u64)chain->nr);
 	}
+	pr_err("%#" PRIx64 " [%#x]: malformed deferred callchain in a sample: %s, skipping it\n",
+	       file_offset, event->header.size, what);
 	if (stats->nr_invalid_deferred_samples == DEFERRED_SAMPLE_REPORT_MAX)
 		pr_err("further samples with a malformed deferred callchain are only counted\n");
 	return 0;
@@ -698,9 +696,10 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 	if (!cd->cookie) {
 		struct events_stats *stats = &dc->session->evlist->stats;
 
-		if (stats->nr_invalid_callchain_deferred++ < DEFERRED_SAMPLE_REPORT_MAX)
-			pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
-			       "cookie 0, skipping it\n", file_offset, event->header.size);
+		if (stats->nr_invalid_callchain_deferred++ >= DEFERRED_SAMPLE_REPORT_MAX)
+			return 0;
+		pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0, skipping it\n",
+		       file_offset, event->header.size);
 		return 0;
 	}
 
