@@ -254,9 +254,9 @@ bad:
  *
  *	[user stack lost: <reason>]		0x20 + 0x10 * reason
  *	[user stack deferred: cookie 0x...]	the cookie, for the first
- *						PSEUDO_COOKIE_MAX cookies
- *	[user stack deferred]			0x10, for the others, or for
- *						all (deferred_callchain__cookie_frames())
+ *						PSEUDO_COOKIE_MAX cookies, when
+ *						asked for (perf script)
+ *	[user stack deferred]			0x10, for the others
  *
  * Never freed: hist entries and callchain nodes keep pointing to them.
  */
@@ -269,13 +269,13 @@ static struct {
 	struct symbol	*deferred;
 	struct symbol	*lost[UNWIND_ORPHAN__MAX];
 	unsigned int	nr_cookies;
-	bool		no_cookies;
+	bool		cookies;
 	bool		failed;
 } pseudo;
 
 void deferred_callchain__cookie_frames(bool on)
 {
-	pseudo.no_cookies = !on;
+	pseudo.cookies = on;
 }
 
 static bool pseudo__init(void)
@@ -314,7 +314,7 @@ static struct symbol *pseudo__deferred(u64 cookie)
 	struct symbol *sym;
 	char name[64];
 
-	if (cookie >= PSEUDO_COOKIE_MIN && !pseudo.no_cookies) {
+	if (cookie >= PSEUDO_COOKIE_MIN && pseudo.cookies) {
 		sym = dso__find_symbol(pseudo.dso, cookie);
 		if (sym && sym->start == cookie)
 			return sym;

@@ -130,13 +130,14 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 /*
  * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
  * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
- * else "[user stack deferred: cookie 0x...]" (the cookie is the frame's
- * address; "[user stack deferred]" once 65536 cookies have a frame).
+ * else "[user stack deferred]", or with deferred_callchain__cookie_frames()
+ * on "[user stack deferred: cookie 0x...]" (the cookie is then also the
+ * frame's address; for the first 65536 cookies).
  */
 bool callchain__has_deferred_tail(const struct ip_callchain *chain);
 /*
- * Off: one "[user stack deferred]" frame for all cookies, so that
- * histograms aggregate unstitched samples (perf report).
+ * On: a frame per cookie, to find the record of an unstitched sample (perf
+ * script). Off (default): one for all, so that histograms aggregate.
  */
 void deferred_callchain__cookie_frames(bool on);
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
