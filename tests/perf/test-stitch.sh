@@ -213,8 +213,21 @@ def process_event(param):
     print(';'.join(names))
 EOF
 	"$PERF" script -i lost.data -s cc.py > lost.py.out 2> /dev/null
-	check "lost records: python scripts (flame graphs) see the pseudo-frame" \
+	check "lost records: python scripts see the pseudo-frame" \
 		eq "$(grep -c 'user stack lost: record lost' lost.py.out)" "$nlost"
+	fg=$("$PERF" --exec-path)/scripts/python/flamegraph.py
+	if [ -f "$fg" ]; then
+		"$PERF" script -i lost.data -s "$fg" -- -f json -o fg.json > /dev/null 2>&1
+		n=$($PY -c '
+import json, sys
+def tot(x): return x["v"] + sum(tot(c) for c in x.get("c", []))
+def walk(x):
+    if x["n"] == "[user stack lost: record lost]":
+        return tot(x)
+    return sum(walk(c) for c in x.get("c", []))
+print(walk(json.load(open("fg.json"))))' 2> /dev/null)
+		check "lost records: flamegraph.py puts the orphans under the pseudo-frame" eq "$n" "$nlost"
+	fi
 fi
 
 # records missing without a lost notice: reasons from the evidence
