@@ -283,6 +283,8 @@ check "--no-stitch: summary" has mixed.data.err "deferred callchains: $nsamples 
 first=$(sed -nE '1s/.*cookie=(0x[0-9a-f]+) .*/\1/p' mixed.data.gen)
 check "--no-stitch: record of cookie $first shown with its user frames" \
 	awk -v c="$first" 'f { exit ($0 ~ /^\t/) ? 0 : 1 } $0 ~ ("CALLCHAIN_DEFERRED cookie " c " ") { f = 1 } END { if (!f) exit 1 }' mixed.data.script
+"$PERF" script -i mixed.data --no-stitch -F time > nostitch-time.script 2> /dev/null
+check "--no-stitch -F time: records without frame lines" hasnt nostitch-time.script '^$'
 "$PERF" report -i mixed.data --stdio --no-stitch > nostitch.report 2> /dev/null
 check "report --no-stitch: pseudo-frames" has nostitch.report '\[user stack deferred\]'
 check "report --no-stitch: summary" has nostitch.report '^# deferred callchains: .* not stitched'
