@@ -196,6 +196,7 @@ class Scenario:
         self.samples = []
         self.records = []
         self.lost_records = 0
+        self.task_events = []   # exit, exec, lost: what the stitcher is told
         self.main = Task(1000, 1000, 'workload')
         self.worker = Task(1000, 1001, 'workload')
         self.worker2 = Task(1000, 1002, 'workload')
@@ -236,6 +237,8 @@ class Scenario:
         self.exec(task, us + 1, comm, cpu)
 
     def exec(self, task, us, comm, cpu=0):
+        self.task_events.append(dict(kind='exec', pid=task.pid, tid=task.tid, cpu=cpu,
+                                     time=self.t(us), seq=len(self.ops)))
         task.comm = comm
         seg = self.bin.seg
         self.op(lambda w, r: w.comm(w.attrs[0], task.pid, task.tid, comm, self.t(us), cpu,
@@ -244,10 +247,13 @@ class Scenario:
                                      self.bin.path, self.t(us) + 500, cpu, ino=self.bin.ino))
 
     def exit(self, task, us, cpu=0):
+        self.task_events.append(dict(kind='exit', pid=task.pid, tid=task.tid, cpu=cpu,
+                                     time=self.t(us), seq=len(self.ops)))
         self.op(lambda w, r: w.exit(w.attrs[0], task.pid, task.tid, self.t(us), cpu))
 
     def lost(self, us, cpu=0, count=1):
         self.lost_records += 1
+        self.task_events.append(dict(kind='lost', cpu=cpu, time=self.t(us), seq=len(self.ops)))
         self.op(lambda w, r: w.lost(w.attrs[0], count, self.t(us), cpu))
 
     def round(self):
@@ -293,7 +299,7 @@ class Scenario:
                  user=[[x, b.sym(x)] for x in uips] if outcome in ('stitched', 'plain') else [],
                  cookie=cval(cookie, False), outcome=outcome, reason=reason or None,
                  deferred=cookie is not None or raw_chain is not None,
-                 cookie_obj=cookie,
+                 cookie_obj=cookie, seq=len(self.ops),
                  period=period)
         self.samples.append(s)
         key = ('sample', len(self.samples) - 1)
@@ -311,7 +317,7 @@ class Scenario:
         rec = dict(time=self.t(us), cpu=cpu, pid=task.pid, tid=task.tid,
                    cookie=cval(cookie, False), cookie_be=cval(cookie, True),
                    nr=len(ips) if nr is None else nr, ips=ips, malformed=malformed,
-                   event=self.events[event][0])
+                   event=self.events[event][0], seq=len(self.ops))
         self.records.append(rec)
         key = ('record', len(self.records) - 1)
 
@@ -429,7 +435,7 @@ class Scenario:
     def summary(self):
         return dict(
             name=self.name, doc=self.doc,
-            samples=self.samples, records=self.records,
+            samples=self.samples, records=self.records, task_events=self.task_events,
             counts=dict(SAMPLE=len(self.samples),
                         CALLCHAIN_DEFERRED=sum(1 for r in self.records
                                                if r['malformed'] != 'eof'),
