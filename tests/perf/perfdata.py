@@ -136,8 +136,8 @@ class Writer:
             out += p('Q', attr.id_for(cpu))
         return out
 
-    def _add(self, typ, misc, body, info, size=None):
-        size = 8 + len(body) if size is None else size
+    def _add(self, typ, misc, body, info):
+        size = 8 + len(body)
         hdr = self.p('IHH', typ, misc, size)
         info = dict(info, type=typ, size=size)
         self.recs.append((hdr + body, info))
