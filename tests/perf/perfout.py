@@ -18,6 +18,10 @@
             EVENT CHILDREN% SELF% [k|.] SYM    sorted
         Rows of a `user stack lost` pseudo-symbol are dropped: whether the
         stitcher shows one in perf report is not specified.
+    perfout.py sorted FILE
+        the blank-line-separated blocks of FILE (canonical script output:
+        one block per sample) in sorted order, to compare regardless of
+        the order perf printed the samples in
     perfout.py blocks EXPECTED FILE
         exit 0 if every blank-line-separated block of EXPECTED appears in
         FILE as consecutive whole lines; else print the missing ones.
@@ -101,6 +105,9 @@ def main():
         sys.stdout.write(script(sys.stdin, '--no-lost' not in sys.argv))
     elif cmd == 'report':
         sys.stdout.write(report(sys.stdin))
+    elif cmd == 'sorted' and len(sys.argv) == 3:
+        blks = open(sys.argv[2]).read().strip('\n').split('\n\n')
+        sys.stdout.write(''.join(b + '\n\n' for b in sorted(blks) if b))
     elif cmd == 'blocks' and len(sys.argv) == 4:
         sys.exit(0 if blocks(open(sys.argv[2]).read(), open(sys.argv[3]).read()) else 1)
     else:
