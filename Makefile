@@ -15,17 +15,30 @@ LIBUNWIND_COOKIE_DIR := tools/lib/unwind-cookie
 BUILD := $(CURDIR)/build
 
 LIB_MAKE = $(MAKE) -C $(LIBUNWIND_COOKIE_DIR) OUTPUT=$(BUILD)/libunwind-cookie/
+# The patched perf 6.1 (build/perf); see Makefile.perf-patch.
+PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 
 # Debian packages the build and the test suites need. libclang-rt-14-dev
 # carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
-DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind
+# linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
+DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf
 
 all:
 	$(LIB_MAKE) all
+	$(PERF_MAKE)
+
+perf:
+	$(PERF_MAKE)
+
+# Needs build/perf; `make check` builds it first.
+check-perf:
+	tests/perf/run-all.sh
 
 # Future suites (patched perf, perf stitch) add their own check steps here.
 check: deps
 	$(LIB_MAKE) check
+	$(PERF_MAKE)
+	$(MAKE) check-perf
 
 bench:
 	$(LIB_MAKE) bench
@@ -35,6 +48,7 @@ fuzz:
 
 install:
 	$(LIB_MAKE) install
+	$(PERF_MAKE) install PREFIX=$(or $(PREFIX),/usr/local)
 
 uninstall:
 	$(LIB_MAKE) uninstall
@@ -68,4 +82,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all check bench fuzz install uninstall deps clean
+.PHONY: all perf check check-perf bench fuzz install uninstall deps clean

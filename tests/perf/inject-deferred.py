@@ -22,6 +22,32 @@ rewrites its data section and writes a new file with:
       PERF_CONTEXT_USER_DEFERRED, cookie) and a type-22 record with the user
       ips follows it.
 
+      Options of defer mode, to build the cases a stitcher must handle:
+        --cut-user        cut each user chain before its first 0 or marker-range
+                          entry, as the 6.19 kernel's unwinder stops there (also
+                          without --defer: rewrite the samples in place, to get
+                          the reference a stitched file must reproduce)
+        --share N         up to N consecutive samples of a thread with the same
+                          user chain share one cookie and one record (one kernel
+                          entry), whatever their event
+        --record-pos P    'after' (default) the last sample of the entry,
+                          'before' its first sample (earlier in the file)
+        --record-delay NS record time = last sample time + NS (default 0)
+        --record-cpu-shift K  the record was written on CPU (cpu + K) % ncpus
+        --late-every N    every Nth record is written 1us before the last
+                          sample of its entry (a late sample)
+        --dup-every N     every Nth record gets a duplicate copy
+        --drop-every N    every Nth record is dropped, with --lost a
+                          PERF_RECORD_LOST takes its place
+        --bad-sample KIND:N  the Nth deferred sample (0-based) gets a malformed
+                          chain: cookie0, nocookie (marker last), middle
+                          (one more marker first, before the kernel part)
+        --bad-record-cookie0 N  the Nth record has cookie 0
+      Each record prints "added type=22 offset=... cookie=... nr=... ips=..."
+      as before; --print-groups adds "group cookie=... samples=OFF,OFF,...
+      fate=... [bad=OFF,...]" for every entry (fate: record, record+dup,
+      dropped, lost, cookie0; OFF: file offsets of its samples).
+
 --grow-attr N makes every attr of the attrs section N bytes bigger, as a
 perf with a newer struct perf_event_attr (e.g. 6.3+: config3) writes them.
 
@@ -38,7 +64,9 @@ import argparse
 import struct
 import sys
 
+PERF_RECORD_COMM = 3
 PERF_RECORD_SAMPLE = 9
+PERF_RECORD_MISC_COMM_EXEC = 1 << 13
 PERF_RECORD_CALLCHAIN_DEFERRED = 22
 PERF_RECORD_FINISHED_ROUND = 68
 PERF_RECORD_HEADER_FEATURE = 80
@@ -195,11 +223,231 @@ def pipe_mode(a, buf):
         fp.write(out)
 
 
+def id_time(rec, st):
+    """The time of a non-sample record's sample_id trailer."""
+    size = HDR.unpack_from(rec, 0)[2]
+    n = 0
+    for bit in (S_TID, S_TIME, S_ID, S_STREAM_ID, S_CPU, S_IDENTIFIER):
+        if st & bit:
+            n += 8
+    if not st & S_TIME:
+        return None
+    off = size - n + (8 if st & S_TID else 0)
+    return struct.unpack_from('<Q', rec, off)[0]
+
+
+def cut_user(ips):
+    """What a 6.19 kernel's frame-pointer unwinder writes: it stops at a 0."""
+    n = 0
+    while n < len(ips) and ips[n] and ips[n] < PERF_CONTEXT_MAX:
+        n += 1
+    return ips[:n]
+
+
+def set_chain(r, off, ips, chain):
+    old_len = 8 + 8 * len(ips)
+    new = (r[:off] + struct.pack('<Q', len(chain)) +
+           struct.pack('<%dQ' % len(chain), *chain) + r[off + old_len:])
+    struct.pack_into('<H', new, 6, len(new))
+    return bytearray(new)
+
+
+def lost_record(st, v, time, cpu):
+    t = dict(v)
+    t['time'] = time
+    if cpu is not None:
+        t['cpu'] = cpu
+    body = struct.pack('<QQ', v.get('id', v.get('identifier', 0)), 1) + id_trailer(st, t)
+    return bytearray(HDR.pack(2, 0, HDR.size + len(body)) + body)   # PERF_RECORD_LOST
+
+
+def defer_mode(a, records, st, attrs):
+    """--defer (and --cut-user): see the description at the top."""
+    ncpus = 1
+    parsed = []         # per record: None or (v, off, ips, at, user)
+    for r in records:
+        if HDR.unpack_from(r, 0)[0] != PERF_RECORD_SAMPLE:
+            parsed.append(None)
+            continue
+        v, off = sample_fields(r, st)
+        if off is None or v['callchain_off'] is None:
+            sys.exit('samples need a callchain and no PERF_SAMPLE_READ')
+        ips = callchain(r, off)
+        at, user = user_part(ips)
+        if a.cut_user:
+            user = cut_user(user)
+        ncpus = max(ncpus, v.get('cpu', 0) + 1)
+        parsed.append((v, off, ips, at, user))
+
+    if not a.defer:
+        out = []
+        for r, p in zip(records, parsed):
+            if p is None or p[3] is None:
+                out.append(r)
+                continue
+            v, off, ips, at, user = p
+            out.append(set_chain(r, off, ips, ips[:at + 1] + user))
+        return out, [], []
+
+    # exec comms end a kernel entry; FINISHED_ROUND starts a round
+    execs = {}          # tid -> [(record index, time)]
+    round_start = []    # per record: index of the first record of its round
+    start = 0
+    for i, r in enumerate(records):
+        typ, misc = HDR.unpack_from(r, 0)[:2]
+        round_start.append(start)
+        if typ == PERF_RECORD_FINISHED_ROUND:
+            start = i + 1
+        if typ == PERF_RECORD_COMM and misc & PERF_RECORD_MISC_COMM_EXEC:
+            pid, tid = struct.unpack_from('<II', r, HDR.size)
+            t = id_time(r, st) if attrs[0].sample_id_all else None
+            execs.setdefault(tid, []).append((i, t))
+
+    # kernel entries: samples sharing one cookie, taken in a row (in time,
+    # not file order: the buffers of two events or CPUs interleave) by one
+    # thread with the same user chain and no exec in between
+    order = [i for i, p in enumerate(parsed) if p is not None and p[3] is not None]
+    if a.share > 1:
+        order.sort(key=lambda i: (parsed[i][0]['time'], i))
+    groups = []
+    last = {}           # tid -> open group
+    cnt = {}
+    for i in order:
+        v, off, ips, at, user = parsed[i]
+        g = last.get(v['tid'])
+        if (a.share > 1 and g is not None and g['user'] == user and
+                len(g['samples']) < a.share and
+                not any(g['time'] < et <= v['time']
+                        for ei, et in execs.get(v['tid'], []) if et is not None)):
+            g['samples'].append(i)
+            g['time'] = v['time']
+            continue
+        cpu = v.get('cpu', 0)
+        cnt[cpu] = cnt.get(cpu, -1) + 2
+        g = {'cookie': make_cookie(cpu, cnt[cpu]), 'samples': [i], 'user': user,
+             'fate': 'record', 'time': v['time']}
+        groups.append(g)
+        last[v['tid']] = g
+
+    bad = {}
+    for spec in a.bad_sample:
+        kind, n = spec.split(':')
+        bad[int(n)] = kind
+    nth_sample = 0
+    before, after = {}, {}      # record index -> records to put there
+    for gi, g in enumerate(groups):
+        k = gi + 1
+        # in time: the first and last sample; in the file: the first and last
+        tfirst, tlast = g['samples'][0], g['samples'][-1]
+        first, lastidx = min(g['samples']), max(g['samples'])
+        v = dict(parsed[tlast][0])
+        v['time'] = v['time'] + a.record_delay
+        late = False
+        # written at the return to user space, before a later exec
+        for ei, et in execs.get(v['tid'], []):
+            if et is not None and parsed[tlast][0]['time'] < et <= v['time']:
+                v['time'] = max(et - 1, parsed[tlast][0]['time'])
+                break
+        if a.late_every and k % a.late_every == 0:
+            # an NMI on the way out: the last sample comes 1us after the record
+            v['time'] = parsed[tlast][0]['time'] - 1000
+            late = True
+        cpu = v.get('cpu', 0)
+        if a.record_cpu_shift and 'cpu' in v:
+            v['cpu'] = (cpu + a.record_cpu_shift) % max(ncpus, 2)
+        cookie = g['cookie']
+        if a.bad_record_cookie0 is not None and gi == a.bad_record_cookie0:
+            cookie = 0
+            g['fate'] = 'cookie0'
+        recs = [deferred_record(PERF_RECORD_CALLCHAIN_DEFERRED, cookie, g['user'],
+                                id_trailer(st, v))]
+        if a.dup_every and k % a.dup_every == 0:
+            recs.append(bytearray(recs[0]))
+            g['fate'] = 'record+dup'
+        if a.drop_every and k % a.drop_every == 0:
+            if a.lost:
+                recs = [lost_record(st, v, v['time'], v.get('cpu'))]
+                g['fate'] = 'lost'
+            else:
+                recs = []
+                g['fate'] = 'dropped'
+        if late:
+            # right before its late sample: never in a later round
+            before.setdefault(tlast, []).extend(recs)
+        elif a.record_pos == 'before':
+            # earlier in the file, but not rounds before its last sample
+            before.setdefault(max(first, round_start[lastidx]), []).extend(recs)
+        else:
+            after.setdefault(lastidx, []).extend(recs)
+
+    out, added = [], []
+    for i, r in enumerate(records):
+        for rec in before.get(i, []):
+            out.append(rec)
+            if HDR.unpack_from(rec, 0)[0] == PERF_RECORD_CALLCHAIN_DEFERRED:
+                added.append((len(out) - 1, rec, *rec_fields(rec)))
+        p = parsed[i]
+        if p is None or p[3] is None:
+            out.append(r)
+        else:
+            v, off, ips, at, user = p
+            g = group_of(groups, i)
+            chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED, g['cookie']]
+            kind = bad.get(nth_sample)
+            if kind == 'cookie0':
+                chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED, 0]
+            elif kind == 'nocookie':
+                chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED]
+            elif kind == 'middle':
+                # a marker where the kernel part starts, another at the end
+                chain = [PERF_CONTEXT_USER_DEFERRED] + ips[:at] + \
+                    [PERF_CONTEXT_USER_DEFERRED, g['cookie']]
+            elif kind is not None:
+                sys.exit('--bad-sample: unknown kind %s' % kind)
+            nth_sample += 1
+            out.append(set_chain(r, off, ips, chain))
+            g.setdefault('out', []).append(len(out) - 1)
+            if kind:
+                g.setdefault('bad_out', []).append(len(out) - 1)
+        for rec in after.get(i, []):
+            out.append(rec)
+            if HDR.unpack_from(rec, 0)[0] == PERF_RECORD_CALLCHAIN_DEFERRED:
+                added.append((len(out) - 1, rec, *rec_fields(rec)))
+    return out, added, groups
+
+
+def group_of(groups, i):
+    # samples are few per group; index built lazily
+    idx = getattr(group_of, 'idx', None)
+    if idx is None or group_of.groups is not groups:
+        idx = {s: g for g in groups for s in g['samples']}
+        group_of.idx, group_of.groups = idx, groups
+    return idx[i]
+
+
+def rec_fields(rec):
+    cookie, nr = struct.unpack_from('<QQ', rec, HDR.size)
+    ips = list(struct.unpack_from('<%dQ' % nr, rec, HDR.size + 16))
+    return cookie, nr, ips
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('input')
     ap.add_argument('output')
     ap.add_argument('--defer', action='store_true', help='defer mode (see above)')
+    ap.add_argument('--cut-user', action='store_true')
+    ap.add_argument('--print-groups', action='store_true')
+    ap.add_argument('--share', type=int, default=0)
+    ap.add_argument('--record-pos', choices=['after', 'before'], default='after')
+    ap.add_argument('--record-delay', type=int, default=0)
+    ap.add_argument('--record-cpu-shift', type=int, default=0)
+    ap.add_argument('--late-every', type=int, default=0)
+    ap.add_argument('--dup-every', type=int, default=0)
+    ap.add_argument('--drop-every', type=int, default=0)
+    ap.add_argument('--lost', action='store_true')
+    ap.add_argument('--bad-sample', action='append', default=[])
+    ap.add_argument('--bad-record-cookie0', type=int, default=None)
     ap.add_argument('--after', type=int, default=-1,
                     help='append after this sample (0-based, -1 = last)')
     ap.add_argument('--count', type=int, default=1)
@@ -241,34 +489,9 @@ def main():
 
     added = []          # (index in new list, record)
     out = []
-    cnt = {}
-    if a.defer:
-        for r in records:
-            typ = HDR.unpack_from(r, 0)[0]
-            if typ != PERF_RECORD_SAMPLE:
-                out.append(r)
-                continue
-            v, off = sample_fields(r, st)
-            if off is None or v['callchain_off'] is None:
-                sys.exit('samples need a callchain and no PERF_SAMPLE_READ')
-            ips = callchain(r, off)
-            at, user = user_part(ips)
-            if at is None:
-                out.append(r)
-                continue
-            cpu = v.get('cpu', 0)
-            cnt[cpu] = cnt.get(cpu, -1) + 2
-            cookie = make_cookie(cpu, cnt[cpu])
-            chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED, cookie]
-            old_len = 8 + 8 * len(ips)
-            new = (r[:off] + struct.pack('<Q', len(chain)) +
-                   struct.pack('<%dQ' % len(chain), *chain) + r[off + old_len:])
-            struct.pack_into('<H', new, 6, len(new))
-            out.append(bytearray(new))
-            rec = deferred_record(PERF_RECORD_CALLCHAIN_DEFERRED, cookie, user,
-                                  id_trailer(st, v))
-            out.append(rec)
-            added.append((len(out) - 1, rec, cookie, len(user), user))
+    groups = []
+    if a.defer or a.cut_user:
+        out, added, groups = defer_mode(a, records, st, attrs)
     else:
         si = samples[a.after]
         v, off = sample_fields(records[si], st)
@@ -353,6 +576,10 @@ def main():
         if cookie is not None:
             line += ' cookie=%#x nr=%d ips=%s' % (cookie, nr, ','.join('%#x' % x for x in user))
         print(line)
+    for g in groups if a.print_groups else []:
+        print('group cookie=%#x samples=%s fate=%s%s' % (
+            g['cookie'], ','.join('%#x' % offsets[i] for i in g['out']), g['fate'],
+            ' bad=' + ','.join('%#x' % offsets[i] for i in g['bad_out']) if 'bad_out' in g else ''))
 
 
 if __name__ == '__main__':

@@ -141,8 +141,10 @@ struct unwind_stitcher {
 	struct uc_list	ages;
 	struct uc_list	output;
 	uint64_t	watermark;
-	bool		has_lost;
-	uint64_t	last_lost_time;
+	/* Times of lost notices, sorted: rare, so kept whole. */
+	uint64_t	*lost_times;
+	size_t		nr_lost;
+	size_t		lost_cap;
 	bool		cap_warned;
 	struct unwind_stitcher_stats stats;
 	uint64_t	lat_pos[LAT_BUCKETS];
@@ -684,6 +686,39 @@ static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64
 	return NULL;
 }
 
+/* Was a lost notice written between @lo and @hi (inclusive)? */
+static bool lost_between(const struct unwind_stitcher *st, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = st->nr_lost;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (st->lost_times[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < st->nr_lost && st->lost_times[a] <= hi;
+}
+
+/*
+ * The task exited at @exit_time with samples waiting: their record was due
+ * before the exit. A lost notice between the samples and a window after
+ * the exit (PERF_RECORD_LOST is written once the buffer has room again)
+ * says it was written and lost; without one, it never was.
+ */
+static enum unwind_orphan_reason exit_reason(const struct unwind_stitcher *st,
+					     const struct slot *sl,
+					     enum unwind_orphan_reason evidence,
+					     uint64_t exit_time)
+{
+	if (evidence == UNWIND_ORPHAN_TASK_EXITED &&
+	    lost_between(st, sl->max_time, sat_add(exit_time, st->opts.window)))
+		return UNWIND_ORPHAN_RECORD_LOST;
+	return evidence;
+}
+
 /*
  * A slot's deadline passed. A slot holding its record settles the samples
  * joined so far at the first deadline, a window after the record arrived:
@@ -714,11 +749,8 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 		return;
 	}
 	if (sl->has_evidence) {
-		enum unwind_orphan_reason reason = sl->evidence_reason;
-
-		if (st->has_lost && st->last_lost_time >= sl->max_time)
-			reason = UNWIND_ORPHAN_RECORD_LOST;
-		slot_orphan_all(st, sl, reason);
+		slot_orphan_all(st, sl, exit_reason(st, sl, sl->evidence_reason,
+						    sl->evidence_time));
 		slot_free(st, sl);
 		return;
 	}
@@ -876,6 +908,7 @@ void unwind_stitcher__delete(struct unwind_stitcher *st)
 	if (!st)
 		return;
 	free_everything(st);
+	free(st->lost_times);
 	free(st->slots.buckets);
 	free(st->tasks.buckets);
 	free(st);
@@ -1041,14 +1074,27 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 
 int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu, uint64_t time)
 {
+	size_t i;
+
 	(void)cpu;
 	if (!st)
 		return -EINVAL;
+	if (st->nr_lost == st->lost_cap) {
+		size_t cap = st->lost_cap ? st->lost_cap * 2 : 16;
+		uint64_t *times = realloc(st->lost_times, cap * sizeof(*times));
+
+		if (!times)
+			return -ENOMEM;
+		st->lost_times = times;
+		st->lost_cap = cap;
+	}
 	st->stats.lost_notices++;
 	advance(st, time);
-	if (!st->has_lost || time > st->last_lost_time)
-		st->last_lost_time = time;
-	st->has_lost = true;
+	/* Mostly in time order already: insertion from the end. */
+	for (i = st->nr_lost; i > 0 && st->lost_times[i - 1] > time; i--)
+		st->lost_times[i] = st->lost_times[i - 1];
+	st->lost_times[i] = time;
+	st->nr_lost++;
 	return settle(st, 0);
 }
 
@@ -1087,10 +1133,12 @@ static enum unwind_orphan_reason end_reason(struct unwind_stitcher *st, struct s
 {
 	uint64_t when = 0;
 
-	if (st->has_lost && st->last_lost_time >= sl->max_time)
-		return UNWIND_ORPHAN_RECORD_LOST;
+	/*
+	 * Without evidence that the task left the kernel entry, a lost notice
+	 * proves nothing: the task may still be inside it.
+	 */
 	if (task_exit_at_or_after(sl->task, sl->max_time, &when))
-		return UNWIND_ORPHAN_TASK_EXITED;
+		return exit_reason(st, sl, UNWIND_ORPHAN_TASK_EXITED, when);
 	if (sl->task->has_record_time && sl->task->max_record_time > sl->max_time)
 		return UNWIND_ORPHAN_RECORD_LOST;
 	return UNWIND_ORPHAN_STREAM_ENDED;

@@ -15,12 +15,32 @@
  * things are inside it, and it is checked against header.size before
  * anything else reads the record.
  */
+#include <elf.h>
+#include <endian.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 #include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
 #include <perf/event.h>
+#include <subcmd/parse-options.h>
+#include <unwind-cookie/callchain.h>
+#include <unwind-cookie/cookie.h>
+#include <unwind-cookie/stitcher.h>
+#include "callchain.h"
 #include "debug.h"
+#include "dso.h"
+#include "event.h"
 #include "events_stats.h"
 #include "evlist.h"
+#include "evsel.h"
+#include "map.h"
+#include "session.h"
+#include "symbol.h"
+#include "thread.h"
+#include "tool.h"
 #include "deferred-callchain.h"
 
 /* malformed records reported one by one; the rest are only counted */
@@ -67,6 +87,831 @@ int perf_event__process_callchain_deferred(struct perf_tool *tool __maybe_unused
 	return 0;
 }
 
+/*
+ * Stitching.
+ *
+ * Every event perf_session__deliver_event() parsed comes here while the
+ * session has a struct deferred_callchain (its events have callchains):
+ *
+ *  - a sample whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie
+ *    goes to the stitch engine (libunwind-cookie), a copy of the event held
+ *    as its payload;
+ *  - a PERF_RECORD_CALLCHAIN_DEFERRED goes to the engine as the record of
+ *    its cookie; the tool sees it only if it has its own
+ *    callchain_deferred callback;
+ *  - exits, exec comms and lost records are boundaries the engine needs;
+ *  - everything else, and the events above, is handed back to the tool in
+ *    the order fed (UNWIND_STITCHER_ORDER_INPUT): while the engine holds a
+ *    sample, later events are copied and queued behind it; when nothing is
+ *    held they are delivered at once, without a copy or the engine.
+ *
+ * The engine hands each held sample back once: stitched (its callchain
+ * rebuilt as kernel..., PERF_CONTEXT_USER, user...) or as an orphan (the
+ * chain kept, perf_sample::deferred naming the reason). Both go on through
+ * perf_session__deliver_parsed_event().
+ */
+
+/* malformed deferred samples reported one by one; the rest are only counted */
+#define DEFERRED_SAMPLE_REPORT_MAX	10
+
+struct deferred_item {
+	u64			file_offset;
+	const char		*file_path;
+	union perf_event	event;		/* copied, header.size bytes */
+};
+
+struct deferred_callchain {
+	struct perf_session		*session;
+	struct unwind_stitcher		*st;
+	bool				stitch;
+	bool				st_failed;
+	enum unwind_cookie_layout	layout;
+	/* items fed to the engine and not yet handed back */
+	u64				outstanding;
+	/* first error of a delivery from inside the engine */
+	int				err;
+	/* counted whether stitching or not */
+	u64				nr_samples;
+	u64				nr_records;
+	struct deferred_sample_info	info;
+	struct ip_callchain		*chain;
+	size_t				chain_cap;
+};
+
+static const char * const deferred_status_names[] = {
+	[DEFERRED_SAMPLE__UNSTITCHED]	= "unstitched",
+	[DEFERRED_SAMPLE__STITCHED]	= "stitched",
+	[DEFERRED_SAMPLE__ORPHAN]	= "orphan",
+};
+
+const char *deferred_sample_info__status(const struct deferred_sample_info *info)
+{
+	if (!info || info->status >= ARRAY_SIZE(deferred_status_names))
+		return "unknown";
+	return deferred_status_names[info->status];
+}
+
+const char *deferred_sample_info__reason(const struct deferred_sample_info *info)
+{
+	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
+		return unwind_orphan_reason__name(UNWIND_ORPHAN_NONE);
+	return unwind_orphan_reason__name(info->reason);
+}
+
+const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info)
+{
+	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
+		return unwind_orphan_reason__key(UNWIND_ORPHAN_NONE);
+	return unwind_orphan_reason__key(info->reason);
+}
+
+/* ---- options ---- */
+
+/* "100ms", "2s", "500us", "1000ns"; a bare number is in milliseconds */
+int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset)
+{
+	static const struct {
+		const char	*suffix;
+		u64		mult;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 },
+	};
+	u64 *window = opt->value;
+	unsigned int i;
+	char *end;
+	u64 val;
+
+	if (unset || !str) {
+		*window = 0;
+		return 0;
+	}
+	errno = 0;
+	val = strtoull(str, &end, 10);
+	if (end == str || errno)
+		goto bad;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (!val || val > UINT64_MAX / units[i].mult)
+			goto bad;
+		*window = val * units[i].mult;
+		return 0;
+	}
+bad:
+	pr_err("invalid --%s '%s': expected a time > 0 such as 100ms, 2s, 500us\n",
+	       opt->long_name, str);
+	return -1;
+}
+
+/* "512M", "2G", "64K"; a bare number is in MiB */
+int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset)
+{
+	u64 *max_bytes = opt->value;
+	unsigned int shift;
+	char *end;
+	u64 val;
+
+	if (unset || !str) {
+		*max_bytes = 0;
+		return 0;
+	}
+	errno = 0;
+	val = strtoull(str, &end, 10);
+	if (end == str || errno || !val)
+		goto bad;
+	switch (*end) {
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm': case '\0':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
+	default:
+		goto bad;
+	}
+	if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB"))
+		goto bad;
+	if (val > (UINT64_MAX >> shift))
+		goto bad;
+	*max_bytes = val << shift;
+	return 0;
+bad:
+	pr_err("invalid --%s '%s': expected a size > 0 such as 256M, 2G\n",
+	       opt->long_name, str);
+	return -1;
+}
+
+/* ---- pseudo-frames ---- */
+
+/*
+ * A map of its own, [deferred], with one symbol per pseudo-frame, so that
+ * the frames show by name wherever perf shows symbols (report, script,
+ * flame graphs) and sort apart (each at an address of its own, which is
+ * also the frame's address):
+ *
+ *	[user stack lost: <reason>]		0x20 + 0x10 * reason
+ *	[user stack deferred: cookie 0x...]	the cookie, for the first
+ *						PSEUDO_COOKIE_MAX cookies, when
+ *						asked for (perf script)
+ *	[user stack deferred]			0x10, for the others
+ *
+ * Never freed: hist entries and callchain nodes keep pointing to them.
+ */
+#define PSEUDO_COOKIE_MAX	65536
+#define PSEUDO_COOKIE_MIN	0x1000	/* above the fixed frames */
+
+static struct {
+	struct dso	*dso;
+	struct map	*map;
+	struct symbol	*deferred;
+	struct symbol	*lost[UNWIND_ORPHAN__MAX];
+	unsigned int	nr_cookies;
+	bool		cookies;
+	bool		failed;
+} pseudo;
+
+void deferred_callchain__cookie_frames(bool on)
+{
+	pseudo.cookies = on;
+}
+
+static bool pseudo__init(void)
+{
+	if (pseudo.map)
+		return true;
+	if (pseudo.failed)
+		return false;
+
+	pseudo.dso = dso__new("[deferred]");
+	if (!pseudo.dso)
+		goto fail;
+	pseudo.dso->has_srcline = 0;	/* no file behind it */
+	dso__set_loaded(pseudo.dso);
+	pseudo.map = map__new2(0, pseudo.dso);
+	if (!pseudo.map)
+		goto fail;
+	return true;
+fail:
+	pr_err("not enough memory for the deferred callchain pseudo-frames\n");
+	pseudo.failed = true;
+	return false;
+}
+
+static struct symbol *pseudo__symbol(u64 start, const char *name)
+{
+	struct symbol *sym = symbol__new(start, 1, STB_GLOBAL, STT_FUNC, name);
+
+	if (sym)
+		dso__insert_symbol(pseudo.dso, sym);
+	return sym;
+}
+
+static struct symbol *pseudo__deferred(u64 cookie)
+{
+	struct symbol *sym;
+	char name[64];
+
+	if (cookie >= PSEUDO_COOKIE_MIN && pseudo.cookies) {
+		sym = dso__find_symbol(pseudo.dso, cookie);
+		if (sym && sym->start == cookie)
+			return sym;
+		if (pseudo.nr_cookies < PSEUDO_COOKIE_MAX) {
+			snprintf(name, sizeof(name), "[user stack deferred: cookie %#" PRIx64 "]",
+				 cookie);
+			sym = pseudo__symbol(cookie, name);
+			if (sym) {
+				pseudo.nr_cookies++;
+				return sym;
+			}
+		}
+	}
+	if (!pseudo.deferred)
+		pseudo.deferred = pseudo__symbol(0x10, "[user stack deferred]");
+	return pseudo.deferred;
+}
+
+static struct symbol *pseudo__lost(int reason)
+{
+	char name[64];
+
+	if (reason <= UNWIND_ORPHAN_NONE || reason >= UNWIND_ORPHAN__MAX)
+		reason = UNWIND_ORPHAN_NONE;
+	if (!pseudo.lost[reason]) {
+		snprintf(name, sizeof(name), "[user stack lost: %s]",
+			 unwind_orphan_reason__name(reason));
+		pseudo.lost[reason] = pseudo__symbol(0x20 + 0x10 * reason, name);
+	}
+	return pseudo.lost[reason];
+}
+
+bool callchain__has_deferred_tail(const struct ip_callchain *chain)
+{
+	return chain && chain->nr >= 2 &&
+	       chain->ips[chain->nr - 2] == PERF_CONTEXT_USER_DEFERRED;
+}
+
+int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
+				      const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	const struct ip_callchain *chain = sample->callchain;
+	struct map_symbol ms = {
+		.maps	= thread->maps,
+	};
+
+	if (!pseudo__init())
+		return 0;	/* reported once: the frame is left out */
+	if (info && info->status == DEFERRED_SAMPLE__ORPHAN)
+		ms.sym = pseudo__lost(info->reason);
+	else
+		ms.sym = pseudo__deferred(chain->ips[chain->nr - 1]);
+	if (!ms.sym)
+		return 0;
+	ms.map = pseudo.map;
+	return callchain_cursor_append(cursor, ms.sym->start, &ms, false, NULL, 0, 0, 0, NULL);
+}
+
+/* ---- the session side ---- */
+
+static int deferred__print(enum libunwind_cookie_print_level level, const char *fmt, va_list ap)
+{
+	switch (level) {
+	case LIBUNWIND_COOKIE_ERR:
+	case LIBUNWIND_COOKIE_WARN:
+		return veprintf(0, verbose, fmt, ap);
+	case LIBUNWIND_COOKIE_INFO:
+		return veprintf(1, verbose, fmt, ap);
+	case LIBUNWIND_COOKIE_DEBUG:
+	default:
+		return veprintf(2, verbose, fmt, ap);
+	}
+}
+
+static enum unwind_cookie_layout deferred__layout(struct perf_session *session)
+{
+	bool host_le = __BYTE_ORDER == __LITTLE_ENDIAN;
+
+	/* the producer's byte order decides where the halves of a cookie are */
+	if (host_le != session->header.needs_swap)
+		return UNWIND_COOKIE_LAYOUT_MERGED_LE;
+	return UNWIND_COOKIE_LAYOUT_MERGED_BE;
+}
+
+static void deferred__set_info(struct deferred_callchain *dc, u64 cookie,
+			       enum deferred_sample_status status)
+{
+	struct deferred_sample_info *info = &dc->info;
+	struct unwind_cookie_fields fields;
+
+	memset(info, 0, sizeof(*info));
+	info->cookie = cookie;
+	info->status = status;
+	if (!unwind_cookie__decode(dc->layout, cookie, &fields)) {
+		info->cookie_valid = true;
+		info->cookie_cpu = fields.cpu;
+		info->cookie_counter = fields.counter;
+	}
+}
+
+/* Rebuilds @sample's callchain with the record's user part. */
+static int deferred__stitch(struct deferred_callchain *dc, struct perf_sample *sample,
+			    const struct unwind_stitched_sample *s)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	struct unwind_callchain_split split;
+	size_t need;
+	long len;
+
+	/* fed only after a successful split */
+	if (!chain || unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred)
+		return -EINVAL;
+
+	need = unwind_callchain__stitched_len(split.nr_kernel, s->nr_user);
+	if (need > dc->chain_cap) {
+		struct ip_callchain *bigger;
+
+		bigger = realloc(dc->chain, sizeof(*bigger) + need * sizeof(u64));
+		if (!bigger)
+			return -ENOMEM;
+		dc->chain = bigger;
+		dc->chain_cap = need;
+	}
+	len = unwind_callchain__stitch(split.kernel, split.nr_kernel, s->user, s->nr_user,
+				       dc->chain->ips, dc->chain_cap);
+	if (len < 0)
+		return (int)len;
+	dc->chain->nr = len;
+	sample->callchain = dc->chain;
+	return 0;
+}
+
+/* The engine hands an item back: deliver it as if it had not been held. */
+static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sample *s)
+{
+	struct deferred_callchain *dc = ctx;
+	struct deferred_item *item = s->payload;
+	struct perf_sample sample;
+	int err;
+
+	dc->outstanding--;
+	if (dc->err)
+		goto out;
+
+	err = evlist__parse_sample(dc->session->evlist, &item->event, &sample);
+	if (err)
+		goto out_err;
+
+	switch (s->status) {
+	case UNWIND_STITCH_STITCHED:
+		err = deferred__stitch(dc, &sample, s);
+		if (err)
+			goto out_err;
+		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__STITCHED);
+		dc->info.record_cpu = s->record_cpu;
+		dc->info.record_time = s->record_time;
+		dc->info.late = s->late;
+		sample.deferred = &dc->info;
+		break;
+	case UNWIND_STITCH_ORPHAN:
+		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__ORPHAN);
+		dc->info.reason = s->reason;
+		sample.deferred = &dc->info;
+		break;
+	case UNWIND_STITCH_NOT_DEFERRED:
+	case UNWIND_STITCH_PASSTHROUGH:
+	default:
+		break;
+	}
+
+	err = perf_session__deliver_parsed_event(dc->session, &item->event, &sample,
+						 item->file_offset, item->file_path);
+	if (!err)
+		goto out;
+out_err:
+	dc->err = err;
+out:
+	free(item);
+}
+
+static struct deferred_item *deferred__copy(union perf_event *event, u64 file_offset,
+					    const char *file_path, size_t *bytes)
+{
+	struct deferred_item *item;
+
+	*bytes = offsetof(struct deferred_item, event) + event->header.size;
+	item = malloc(*bytes);
+	if (!item)
+		return NULL;
+	item->file_offset = file_offset;
+	item->file_path = file_path;
+	memcpy(&item->event, event, event->header.size);
+	return item;
+}
+
+static bool deferred__start(struct deferred_callchain *dc)
+{
+	struct perf_session *session = dc->session;
+	struct perf_tool *tool = session->tool;
+	struct unwind_stitcher_opts opts = {
+		.sz			= sizeof(opts),
+		.deliver		= deferred__deliver_held,
+		.ctx			= dc,
+		.order			= UNWIND_STITCHER_ORDER_INPUT,
+		.window			= tool->deferred_stitch_window,
+		.max_pending_bytes	= tool->deferred_stitch_max_bytes,
+		.layout			= dc->layout,
+	};
+
+	if (dc->st)
+		return true;
+	if (dc->st_failed)
+		return false;
+
+	/* the engine works on sample times: records and samples need them */
+	if (!(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_TIME) ||
+	    !evlist__sample_id_all(session->evlist)) {
+		pr_warning("No sample times: deferred user callchains are not stitched.\n");
+		goto fail;
+	}
+	/*
+	 * Behind ordered_events the input is in time order: the window only
+	 * has to cover late samples and duplicates after a record.
+	 */
+	if (!opts.window && tool->ordered_events)
+		opts.window = DEFERRED_STITCH_WINDOW_ORDERED;
+	/* only printing by default; perf's own output routes it */
+	libunwind_cookie_set_print(deferred__print);
+	dc->st = unwind_stitcher__new(&opts);
+	if (dc->st)
+		return true;
+	pr_err("Cannot set up the deferred callchain stitcher: %s, showing them unstitched.\n",
+	       strerror(errno));
+fail:
+	dc->st_failed = true;
+	dc->stitch = false;
+	return false;
+}
+
+/* The result of a call that may have delivered held items. */
+static int deferred__result(struct deferred_callchain *dc, int err)
+{
+	if (dc->err)
+		return dc->err;
+	return err;
+}
+
+static int deferred__forward(struct deferred_callchain *dc, union perf_event *event,
+			     struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	struct deferred_item *item;
+	size_t bytes;
+	u64 time;
+	int err;
+
+	if (!dc->outstanding)
+		return perf_session__deliver_parsed_event(dc->session, event, sample,
+							  file_offset, file_path);
+
+	item = deferred__copy(event, file_offset, file_path, &bytes);
+	if (!item)
+		return -ENOMEM;
+	/* events without sample_id have no time: they do not move the clock */
+	time = sample->time == (u64)-1 ? 0 : sample->time;
+	dc->outstanding++;
+	err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
+	if (err) {
+		dc->outstanding--;
+		free(item);
+	}
+	return deferred__result(dc, err);
+}
+
+static int deferred__invalid_sample(struct perf_session *session, union perf_event *event,
+				    const struct ip_callchain *chain, u64 file_offset)
+{
+	struct events_stats *stats = &session->evlist->stats;
+	char what[96] = "cookie 0";
+	u64 i;
+
+	if (stats->nr_invalid_deferred_samples++ >= DEFERRED_SAMPLE_REPORT_MAX)
+		return 0;
+
+	for (i = 0; i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED)
+			break;
+	}
+	if (i + 2 != chain->nr) {
+		scnprintf(what, sizeof(what),
+			  "PERF_CONTEXT_USER_DEFERRED at entry %" PRIu64 " of %" PRIu64
+			  ", not second to last", i, (u64)chain->nr);
+	}
+	pr_err("%#" PRIx64 " [%#x]: malformed deferred callchain in a sample: %s, skipping it\n",
+	       file_offset, event->header.size, what);
+	if (stats->nr_invalid_deferred_samples == DEFERRED_SAMPLE_REPORT_MAX)
+		pr_err("further samples with a malformed deferred callchain are only counted\n");
+	return 0;
+}
+
+/*
+ * Does the chain end in a deferred user part?  The marker counts when it
+ * comes before any PERF_CONTEXT_USER: after that marker everything is a
+ * user stack unwound in place, whose garbage may take any value.
+ */
+static bool deferred__chain_defers(const struct ip_callchain *chain)
+{
+	u64 i;
+
+	for (i = 0; i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED)
+			return true;
+		if (chain->ips[i] == PERF_CONTEXT_USER)
+			return false;
+	}
+	return false;
+}
+
+static int deferred__sample(struct deferred_callchain *dc, union perf_event *event,
+			    struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	struct unwind_callchain_split split;
+	struct unwind_stitcher_sample in;
+	struct deferred_item *item;
+	size_t bytes;
+	int err;
+
+	if (!chain || !deferred__chain_defers(chain))
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+
+	if (unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred)
+		return deferred__invalid_sample(dc->session, event, chain, file_offset);
+
+	dc->nr_samples++;
+	if (!dc->stitch || !deferred__start(dc)) {
+		/* shown raw: machine.c adds the [user stack deferred] frame */
+		deferred__set_info(dc, split.cookie, DEFERRED_SAMPLE__UNSTITCHED);
+		sample->deferred = &dc->info;
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+	}
+
+	item = deferred__copy(event, file_offset, file_path, &bytes);
+	if (!item)
+		return -ENOMEM;
+	/* the kernel part is taken from the copy again when it comes back */
+	in = (struct unwind_stitcher_sample){
+		.pid		= sample->pid,
+		.tid		= sample->tid,
+		.cpu		= sample->cpu,
+		.time		= sample->time,
+		.cookie		= split.cookie,
+		.payload	= item,
+		.payload_bytes	= bytes,
+	};
+	dc->outstanding++;
+	err = unwind_stitcher__add_sample(dc->st, &in);
+	if (err) {
+		/* not taken: never handed back */
+		dc->outstanding--;
+		free(item);
+	}
+	return deferred__result(dc, err);
+}
+
+static bool deferred__tool_wants_records(struct perf_tool *tool)
+{
+	return tool->callchain_deferred != perf_event__process_callchain_deferred;
+}
+
+static int deferred__record(struct deferred_callchain *dc, union perf_event *event,
+			    struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct unwind_stitcher_record in;
+	int err;
+
+	/* nr was checked against the record's size before it was queued */
+	if (!cd->cookie) {
+		struct events_stats *stats = &dc->session->evlist->stats;
+
+		if (stats->nr_invalid_callchain_deferred++ >= DEFERRED_SAMPLE_REPORT_MAX)
+			return 0;
+		pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0, skipping it\n",
+		       file_offset, event->header.size);
+		return 0;
+	}
+
+	dc->nr_records++;
+	if (!dc->stitch || !deferred__start(dc))
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+
+	in = (struct unwind_stitcher_record){
+		.pid	= sample->pid,
+		.tid	= sample->tid,
+		.cpu	= sample->cpu,
+		.time	= sample->time,
+		.cookie	= cd->cookie,
+		.ips	= (const uint64_t *)cd->ips,
+		.nr	= cd->nr,
+	};
+	err = unwind_stitcher__add_record(dc->st, &in);
+	if (err == -EINVAL) {
+		/* deeper than any kernel writes: counted by the engine */
+		pr_debug("%#" PRIx64 " [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED not used\n",
+			 file_offset, event->header.size);
+		err = 0;
+	}
+	if (err || !deferred__tool_wants_records(dc->session->tool))
+		return deferred__result(dc, err);
+	return deferred__forward(dc, event, sample, file_offset, file_path);
+}
+
+int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
+				struct perf_sample *sample, u64 file_offset,
+				const char *file_path)
+{
+	struct deferred_callchain *dc = session->deferred;
+	u64 time = sample->time == (u64)-1 ? 0 : sample->time;
+	int err = 0;
+
+	switch (event->header.type) {
+	case PERF_RECORD_SAMPLE:
+		return deferred__sample(dc, event, sample, file_offset, file_path);
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		return deferred__record(dc, event, sample, file_offset, file_path);
+	case PERF_RECORD_EXIT:
+		if (dc->st)
+			err = unwind_stitcher__task_exit(dc->st, event->fork.pid, event->fork.tid,
+							 time);
+		break;
+	case PERF_RECORD_COMM:
+		if (dc->st && (event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
+			err = unwind_stitcher__task_exec(dc->st, event->comm.pid, event->comm.tid,
+							 time);
+		break;
+	case PERF_RECORD_LOST:
+		/*
+		 * Not PERF_RECORD_LOST_SAMPLES: that counts samples the
+		 * kernel dropped, records are only lost with the buffer.
+		 */
+		if (dc->st)
+			err = unwind_stitcher__lost(dc->st, sample->cpu, time);
+		break;
+	default:
+		break;
+	}
+	err = deferred__result(dc, err);
+	if (err)
+		return err;
+	return deferred__forward(dc, event, sample, file_offset, file_path);
+}
+
+void deferred_callchain__session_init(struct perf_session *session)
+{
+	struct deferred_callchain *dc;
+	struct evsel *evsel;
+	bool callchains = false;
+
+	session->deferred_checked = true;
+	evlist__for_each_entry(session->evlist, evsel) {
+		if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+			callchains = true;
+	}
+	if (!callchains)
+		return;
+
+	dc = zalloc(sizeof(*dc));
+	if (!dc) {
+		pr_err("not enough memory to stitch deferred callchains\n");
+		return;
+	}
+	dc->session = session;
+	dc->layout = deferred__layout(session);
+	/* -D shows the events as they are in the file */
+	dc->stitch = !session->tool->no_deferred_stitch && !dump_trace;
+	session->deferred = dc;
+}
+
+int deferred_callchain__flush(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (!dc || !dc->st)
+		return 0;
+	unwind_stitcher__finish(dc->st);
+	return deferred__result(dc, 0);
+}
+
+void deferred_callchain__delete(struct deferred_callchain *dc)
+{
+	if (!dc)
+		return;
+	if (dc->st) {
+		/* hand back what an error left held, only to free it */
+		if (!dc->err)
+			dc->err = -ECANCELED;
+		unwind_stitcher__finish(dc->st);
+		unwind_stitcher__delete(dc->st);
+	}
+	free(dc->chain);
+	free(dc);
+}
+
+bool perf_session__has_deferred(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	return dc && (dc->nr_samples || dc->nr_records);
+}
+
+size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
+					      const char *prefix)
+{
+	struct deferred_callchain *dc = session->deferred;
+	struct unwind_stitcher_stats stats;
+	const char *sep = " (";
+	size_t ret;
+	int r;
+
+	if (!perf_session__has_deferred(session))
+		return 0;
+
+	if (!dc->st) {
+		return fprintf(fp, "%sdeferred callchains: %" PRIu64 " deferred samples, %" PRIu64
+			       " records, not stitched\n", prefix, dc->nr_samples, dc->nr_records);
+	}
+
+	unwind_stitcher__stats(dc->st, &stats);
+	ret = fprintf(fp, "%sdeferred callchains: %" PRIu64 " deferred samples, %" PRIu64
+		      " stitched (%.1f%%), %" PRIu64 " orphans", prefix, stats.deferred_samples,
+		      stats.stitched, stats.deferred_samples ?
+		      100.0 * stats.stitched / stats.deferred_samples : 0.0, stats.orphans_total);
+	for (r = UNWIND_ORPHAN_NONE + 1; r < UNWIND_ORPHAN__MAX; r++) {
+		if (!stats.orphans[r])
+			continue;
+		ret += fprintf(fp, "%s%s %" PRIu64, sep, unwind_orphan_reason__name(r),
+			       stats.orphans[r]);
+		sep = ", ";
+	}
+	if (stats.orphans_total)
+		ret += fprintf(fp, ")");
+	ret += fprintf(fp, ", %" PRIu64 " records, %" PRIu64 " duplicate records",
+		       stats.records, stats.duplicates + stats.duplicates_conflicting);
+	if (stats.duplicates_conflicting)
+		ret += fprintf(fp, " (%" PRIu64 " conflicting)", stats.duplicates_conflicting);
+	/* a record's CPU is only known with PERF_SAMPLE_CPU */
+	if (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU)
+		ret += fprintf(fp, ", %" PRIu64 " cross-CPU records", stats.cross_cpu_records);
+	else
+		ret += fprintf(fp, ", cross-CPU records unknown");
+	ret += fprintf(fp, ", %" PRIu64 " late samples\n", stats.late_samples);
+	if (verbose > 0) {
+		ret += fprintf(fp, "%sdeferred callchains: peak %" PRIu64 " samples, %" PRIu64
+			       " KiB held; %" PRIu64 " truncated, %" PRIu64 " empty, %" PRIu64
+			       " unclaimed records; record - sample time (ns): min %" PRId64
+			       ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64 "\n", prefix,
+			       stats.peak_pending_samples, stats.peak_pending_bytes / 1024,
+			       stats.truncated_records, stats.empty_records, stats.unclaimed_records,
+			       stats.latency.min, stats.latency.median, stats.latency.p99,
+			       stats.latency.max);
+	}
+	return ret;
+}
+
+/* ---- printing records ---- */
+
+size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
+						     union perf_event *event, FILE *fp)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct unwind_cookie_fields fields;
+	size_t ret;
+
+	ret = fprintf(fp, "PERF_RECORD_CALLCHAIN_DEFERRED cookie %#" PRIx64, (u64)cd->cookie);
+	if (!unwind_cookie__decode(deferred__layout(session), cd->cookie, &fields))
+		ret += fprintf(fp, " (cpu %u, counter %" PRIu64 ")", fields.cpu, fields.counter);
+	else
+		ret += fprintf(fp, " (not a 6.19 cookie)");
+	return ret + fprintf(fp, " nr %" PRIu64 "\n", (u64)cd->nr);
+}
+
+struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
+							  size_t cap)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct ip_callchain *chain = (struct ip_callchain *)buf;
+
+	/* nr was checked against the record's size before it was queued */
+	if (cap < cd->nr + 2)
+		return NULL;
+	chain->nr = cd->nr + 1;
+	chain->ips[0] = PERF_CONTEXT_USER;
+	memcpy(&chain->ips[1], cd->ips, cd->nr * sizeof(u64));
+	return chain;
+}
+
 size_t perf_event__fprintf_callchain_deferred(union perf_event *event, FILE *fp)
 {
 	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
@@ -86,4 +931,25 @@ size_t perf_event__fprintf_callchain_deferred(union perf_event *event, FILE *fp)
 	for (i = 0; i < nr; i++)
 		ret += fprintf(fp, "..... %2" PRIu64 ": %016" PRIx64 "\n", i, (u64)cd->ips[i]);
 	return ret;
+}
+
+void evlist__config_callchain_deferred(struct evlist *evlist)
+{
+	struct evsel *evsel;
+	bool defer = false;
+
+	evlist__for_each_entry(evlist, evsel) {
+		evsel->core.attr.defer_output = 0;
+		if (evsel->core.attr.defer_callchain)
+			defer = true;
+	}
+
+	if (defer)
+		evlist__get_tracking_event(evlist)->core.attr.defer_output = 1;
+}
+
+void callchain_deferred__warn_fallback(const char *cmd)
+{
+	pr_warning("%s: this kernel cannot defer user callchains (needs Linux 6.19+ with CONFIG_UNWIND_USER); recording plain frame-pointer callchains instead\n",
+		   cmd);
 }

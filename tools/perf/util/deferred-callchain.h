@@ -36,7 +36,151 @@ int perf_event__process_callchain_deferred(struct perf_tool *tool,
 					   struct perf_sample *sample,
 					   struct machine *machine);
 
+/*
+ * Stitching: every event the session delivers goes through a per-session
+ * struct deferred_callchain (see perf_session__deliver_event()), which joins
+ * the samples whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie to
+ * the PERF_RECORD_CALLCHAIN_DEFERRED record carrying their user part, using
+ * libunwind-cookie's streaming stitch engine.  Events reach the tool in the
+ * order they were fed (timestamp order behind ordered_events); a sample
+ * waiting for its record holds back the events after it, for about one
+ * window after the record (perf_tool::deferred_stitch_window) and at most
+ * perf_tool::deferred_stitch_max_bytes of copies.
+ */
+struct deferred_callchain;
+struct callchain_cursor;
+struct ip_callchain;
+struct option;
+struct perf_session;
+struct thread;
+
+enum deferred_sample_status {
+	DEFERRED_SAMPLE__UNSTITCHED,	/* stitching off: marker and cookie kept */
+	DEFERRED_SAMPLE__STITCHED,	/* callchain has the record's user part */
+	DEFERRED_SAMPLE__ORPHAN,	/* its record will not come: see reason */
+};
+
+/*
+ * perf_sample::deferred of a sample whose user callchain was deferred, NULL
+ * for every other sample.  Valid while the sample is delivered only.
+ *
+ * A stitched sample's callchain is kernel..., PERF_CONTEXT_USER, user...;
+ * an orphan's and an unstitched one's still end in
+ * PERF_CONTEXT_USER_DEFERRED, cookie, which callchain resolution shows as
+ * the pseudo-frame "[user stack lost: <reason>]" or
+ * "[user stack deferred: cookie 0x...]".
+ */
+struct deferred_sample_info {
+	u64	cookie;
+	/* decoded from the cookie (6.19 layout of the recording host) */
+	bool	cookie_valid;
+	u32	cookie_cpu;		/* the CPU that assigned the cookie */
+	u64	cookie_counter;		/* that CPU's entry counter */
+	enum deferred_sample_status status;
+	/* orphans: enum unwind_orphan_reason, see deferred_sample_info__reason() */
+	int	reason;
+	/* stitched samples: the record joined */
+	u32	record_cpu;		/* CPU whose buffer had the record */
+	u64	record_time;
+	bool	late;			/* taken after the record was written */
+};
+
+/* "stitched", "orphan", "unstitched" */
+const char *deferred_sample_info__status(const struct deferred_sample_info *info);
+/* orphans: "record lost", "task exited", ...; others: "none" */
+const char *deferred_sample_info__reason(const struct deferred_sample_info *info);
+/* the same as identifiers: "record_lost", "task_exited", ... */
+const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info);
+
+/* Default window with time-ordered input (ordered_events), in ns. */
+#define DEFERRED_STITCH_WINDOW_ORDERED	(100ULL * 1000 * 1000)
+
+/* --stitch-window and --stitch-max-mem, value: u64 */
+int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset);
+int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset);
+
+/*
+ * Called for every event perf_session__deliver_event() parsed, when
+ * session->deferred is set (see deferred_callchain__session_init()).
+ */
+int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
+				struct perf_sample *sample, u64 file_offset,
+				const char *file_path);
+/*
+ * Sets up session->deferred at the first event delivered, once the attrs
+ * are known (pipe mode): when an event has callchains.
+ */
+void deferred_callchain__session_init(struct perf_session *session);
+/* End of the stream: hand every held event to the tool. */
+int deferred_callchain__flush(struct perf_session *session);
+void deferred_callchain__delete(struct deferred_callchain *dc);
+
+/* True when the session saw deferred samples or records. */
+bool perf_session__has_deferred(struct perf_session *session);
+/*
+ * One line, prefixed with @prefix:
+ * "deferred callchains: N deferred samples, N stitched (x%), N orphans
+ * (record lost N, ...), N records, N duplicate records, N cross-CPU records,
+ * N late samples".  Prints nothing for a session without deferred
+ * callchains.
+ */
+size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
+					      const char *prefix);
+
+/*
+ * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
+ * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
+ * else "[user stack deferred]", or with deferred_callchain__cookie_frames()
+ * on "[user stack deferred: cookie 0x...]" (the cookie is then also the
+ * frame's address; for the first 65536 cookies).
+ */
+bool callchain__has_deferred_tail(const struct ip_callchain *chain);
+/*
+ * On: a frame per cookie, to find the record of an unstitched sample (perf
+ * script). Off (default): one for all, so that histograms aggregate.
+ */
+void deferred_callchain__cookie_frames(bool on);
+int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
+				      const struct perf_sample *sample);
+
+/*
+ * "PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x... (cpu N, counter N) nr N\n";
+ * a cookie that does not decode shows "(not a 6.19 cookie)".
+ */
+size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
+						     union perf_event *event, FILE *fp);
+/*
+ * The record's ips as a sample callchain (PERF_CONTEXT_USER, ips...), to
+ * resolve and print like a sample's, in @buf (@cap u64s, nr + 2 needed);
+ * NULL when it does not fit.
+ */
+struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
+							  size_t cap);
+
 /* " cookie: ... nr: ...\n" and one "..... i: ip" line per entry, as -D shows */
 size_t perf_event__fprintf_callchain_deferred(union perf_event *event, FILE *fp);
+
+
+/*
+ * perf record: asking the kernel to defer user callchains (Linux 6.19+,
+ * --call-graph deferred or fp,defer, callchain_param::defer).
+ */
+
+/*
+ * After the events are configured: when any of them has
+ * attr.defer_callchain, sets attr.defer_output on the tracking event and
+ * clears it on all others.  The kernel writes each
+ * PERF_RECORD_CALLCHAIN_DEFERRED once per defer_output event, so a
+ * second one would duplicate every record.
+ */
+void evlist__config_callchain_deferred(struct evlist *evlist);
+
+/*
+ * After the events are open, when the kernel refused the defer bits
+ * (perf_missing_features.defer_callchain) and they were dropped: prints
+ * one line for the whole session, prefixed with @cmd ("perf record").
+ * A user-space emulation on such kernels would hook in here.
+ */
+void callchain_deferred__warn_fallback(const char *cmd);
 
 #endif /* __PERF_DEFERRED_CALLCHAIN_H */

@@ -1,0 +1,323 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Stitched 'perf script' / 'perf report' (patches/perf-6.1/0010-0015).
+#
+# Records a frame-pointer perf.data with the system perf (or the patched
+# one), turns it into 6.19-style files with inject-deferred.py (user chains
+# replaced by PERF_CONTEXT_USER_DEFERRED + cookie, the user ips in
+# PERF_RECORD_CALLCHAIN_DEFERRED records: shared by samples, written on
+# another CPU, earlier in the file, after late samples, duplicated, lost,
+# malformed) and checks that the patched perf gives back what the system
+# perf shows for the original recording.
+#
+# The reference is the original recording with each user chain cut before
+# its first 0 (--cut-user): a deferred unwind stops there, so the stitched
+# samples cannot have those frames; a separate check shows that against
+# the uncut original, frames are only ever removed.
+#
+# usage: tests/perf/test-stitch.sh     (after make -f Makefile.perf-patch)
+#   PERF=...      patched perf to test (default: build/perf)
+#   SYS_PERF=...  perf for the reference output (default: /usr/bin/perf if
+#                 it is a 6.1, else $PERF)
+#   KEEP=1        keep the temporary directory
+# Exit status is non-zero when a check fails; the last line is
+# "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+PY=${PYTHON:-python3}
+GEN="$PY $here/inject-deferred.py"
+
+pass=0
+fail=0
+ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+has() { grep -Eq -- "$2" "$1"; }
+hasnt() { ! grep -Eq -- "$2" "$1"; }
+count() { grep -Ec -- "$2" "$1"; }
+eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
+# same FILE1 FILE2: identical, else show the start of the diff
+same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -10 | sed 's/^/     /'; return 1; }; }
+# summary FILE FIELD: the number before FIELD in the "deferred callchains:" line
+summary() { sed -nE "s/.*deferred callchains:.* ([0-9]+) $2.*/\1/p" "$1" | head -1; }
+# gen FILE: groups (kernel entries) in an inject-deferred.py output
+groups() { count "$1" '^group '; }
+# samples of the groups whose fate matches REGEX
+group_samples() {
+	awk -v re="$2" '/^group / && $0 ~ ("fate=" re "( |$)") {
+		sub(/.*samples=/, ""); sub(/ .*/, ""); n += split($0, a, ",") } END { print n + 0 }' "$1"
+}
+
+if [ ! -x "$PERF" ]; then
+	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.'; then
+	SYS_PERF=$PERF
+fi
+
+tmp=$(mktemp -d /tmp/test-stitch.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+# ------------------------------------------------------------ recording
+# Two events (their samples share cookies), the CPU in every sample (for
+# cross-CPU records), small buffers (many rounds), children that exec and
+# exit, user and kernel time.
+cat > work.sh <<'EOF'
+#!/bin/sh
+dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null &
+i=0
+while [ $i -lt 150000 ]; do i=$((i + 1)); done &
+for n in 1 2 3; do ls -lR /usr/share/doc > /dev/null 2>&1; done
+wait
+EOF
+chmod +x work.sh
+if ! "$SYS_PERF" record -q -m 4 -e cpu-clock,task-clock -F 2000 -g --sample-cpu \
+		-o orig.data -- ./work.sh > record.log 2>&1; then
+	cat record.log
+	bad "perf record ($SYS_PERF)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+$GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
+"$SYS_PERF" script -i ref.data > ref.script 2> /dev/null
+nsamples=$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' ref.script)
+check "reference has samples ($nsamples)" gt "${nsamples:-0}" 100
+
+# deferred FILE [inject-deferred.py options]: writes FILE and FILE.gen
+deferred() {
+	local f=$1; shift
+	$GEN --defer --cut-user --print-groups "$@" orig.data "$f" > "$f.gen" || bad "inject-deferred.py $*"
+}
+# script FILE [perf script options]: FILE.script, FILE.err
+script() {
+	local f=$1; shift
+	"$PERF" script -i "$f" "$@" > "$f.script" 2> "$f.err"
+	echo $? > "$f.rc"
+}
+
+# ------------------------------------------------------------ no deferred callchains
+"$PERF" script -i ref.data > plain.script 2> plain.err
+check "file without deferred callchains: output as the system perf's" same plain.script ref.script
+check "file without deferred callchains: no summary" hasnt plain.err 'deferred callchains'
+"$PERF" report -i ref.data --stdio > plain.report 2>&1
+check "file without deferred callchains: no summary in report" hasnt plain.report 'deferred callchains'
+
+# ------------------------------------------------------------ one record per sample
+deferred d1.data
+script d1.data
+nrec=$(count d1.data.gen '^added type=22')
+check "plain: exit status 0" eq "$(cat d1.data.rc)" 0
+check "plain: callchains as the original's (system perf on the recording)" same d1.data.script ref.script
+check "plain: summary counts every sample" eq "$(summary d1.data.err 'deferred samples')" "$nsamples"
+check "plain: every sample stitched" has d1.data.err "$nsamples stitched \(100\.0%\), 0 orphans, $nrec records, 0 duplicate records"
+check "plain: no cross-CPU record" has d1.data.err ' 0 cross-CPU records'
+
+# against the uncut original: frames are only removed (after a 0 user entry)
+"$SYS_PERF" script -i orig.data > orig.script 2> /dev/null
+deferred d0.data
+$GEN --defer orig.data d0.data > d0.data.gen
+script d0.data
+diff orig.script d0.data.script > d0.diff
+check "uncut original: only frames removed" hasnt d0.diff '^>'
+check "uncut original: samples with a 0 in the user chain differ" gt "$(count d0.diff '^<')" 0
+
+# ------------------------------------------------------------ record earlier in the file
+deferred before.data --record-pos before --share 4
+script before.data
+check "record before its samples in the file: callchains as the original's" same before.data.script ref.script
+check "record before: all stitched" eq "$(summary before.data.err orphans)" 0
+check "record before: no out of order warning" hasnt before.data.err 'out of order'
+# unsorted (file order): the record reaches the stitcher before its samples
+"$SYS_PERF" script --show-round-events -i ref.data 2> /dev/null | grep -v FINISHED_ROUND > ref-unordered.script
+script before.data --show-round-events
+grep -v FINISHED_ROUND before.data.script > before-unordered.script
+check "record before, unsorted delivery: callchains as the original's" same before-unordered.script ref-unordered.script
+check "record before, unsorted delivery: all stitched" eq "$(summary before.data.err orphans)" 0
+
+# ------------------------------------------------------------ another CPU's buffer
+deferred xcpu.data --record-cpu-shift 1 --record-delay 20000
+script xcpu.data
+nrec=$(count xcpu.data.gen '^added type=22')
+check "record from another CPU: callchains as the original's" same xcpu.data.script ref.script
+check "record from another CPU: counted as cross-CPU" eq "$(summary xcpu.data.err 'cross-CPU records')" "$nrec"
+
+# ------------------------------------------------------------ samples sharing a cookie
+deferred share.data --share 8
+script share.data
+nrec=$(count share.data.gen '^added type=22')
+shared=$(awk '/^group / && /samples=[^ ]*,/' share.data.gen | wc -l)
+check "shared cookies: some entries have several samples ($shared)" gt "$shared" 10
+check "shared cookies: fewer records ($nrec) than samples" gt "$nsamples" "$nrec"
+check "shared cookies: callchains as the original's" same share.data.script ref.script
+check "shared cookies: all stitched" has share.data.err "$nsamples stitched \(100\.0%\), 0 orphans, $nrec records"
+# both events take samples in one entry (cpu-clock and task-clock alternate)
+both=$("$PERF" script -i share.data -F event,time --no-stitch 2>/dev/null | awk 'NR > 1 && $1 != prev { n++ } { prev = $1 } END { print n + 0 }')
+check "shared cookies: samples of both events" gt "$both" 0
+
+# ------------------------------------------------------------ late samples
+deferred late.data --late-every 3 --share 4
+script late.data
+nlate=$(summary late.data.err 'late samples')
+check "late samples: callchains as the original's" same late.data.script ref.script
+check "late samples: no out of order warning" hasnt late.data.err 'out of order'
+check "late samples: counted ($nlate)" gt "$nlate" 0
+check "late samples: all stitched" eq "$(summary late.data.err orphans)" 0
+# a window shorter than the lateness (1us) leaves them without their record
+# (but for samples of the other event less than 100ns after the record)
+script late.data --stitch-window 100ns
+check "late samples, --stitch-window 100ns: orphans" gt "$(summary late.data.err orphans)" 0
+check "late samples, --stitch-window 100ns: fewer late samples" gt "$nlate" "$(summary late.data.err 'late samples')"
+
+# ------------------------------------------------------------ duplicates
+deferred dup.data --dup-every 3
+script dup.data
+ndup=$(count dup.data.gen 'fate=record\+dup')
+check "duplicate records: callchains as the original's" same dup.data.script ref.script
+check "duplicate records: counted ($ndup)" eq "$(summary dup.data.err 'duplicate records')" "$ndup"
+
+# ------------------------------------------------------------ lost records
+deferred lost.data --drop-every 7 --lost
+script lost.data
+nlost=$(group_samples lost.data.gen lost)
+check "lost records: orphans counted ($nlost)" has lost.data.err "$nlost orphans \(record lost $nlost\)"
+check "lost records: one pseudo-frame per orphan" \
+	eq "$(count lost.data.script '^[[:space:]]+[0-9a-f]+ \[user stack lost: record lost\]\+0x0 \(\[deferred\]\)$')" "$nlost"
+# a frame line as stackcollapse-perf.pl parses them: pc, function, (module)
+check "lost records: the pseudo-frame is a frame line" \
+	eq "$(grep -c 'user stack lost' lost.data.script)" \
+	   "$(grep -Ec '^\s*(\w+)\s*(.+) \((\S*)\)$' <(grep 'user stack lost' lost.data.script))"
+# the orphan keeps its kernel frames: the pseudo-frame comes after them
+awk '/user stack lost/ { if (prev !~ /kallsyms|^[a-z]/ && prev != "") bad++ } { prev = $0 } END { exit bad > 0 }' \
+	lost.data.script
+check "lost records: pseudo-frame right after the kernel frames" [ $? -eq 0 ]
+"$PERF" report -i lost.data --stdio -g caller --children > lost.report 2> /dev/null
+check "lost records: report shows the pseudo-frame" has lost.report '\[user stack lost: record lost\]'
+check "lost records: report header has the summary" has lost.report "^# deferred callchains: .*$nlost orphans \(record lost $nlost\)"
+check "lost records: --children entry in the [deferred] dso" has lost.report '\[deferred\] +\[\.\] \[user stack lost: record lost\]'
+# every other sample still as the original's: drop the orphans from both
+if "$PERF" version --build-options 2>/dev/null | grep -q 'libpython: .*on'; then
+	cat > cc.py <<'EOF'
+import os, sys
+sys.path.append(os.environ['PERF_EXEC_PATH'] + '/scripts/python/Perf-Trace-Util/lib/Perf/Trace')
+def process_event(param):
+    names = [f.get('sym', {}).get('name', '?') for f in param.get('callchain', [])]
+    print(';'.join(names))
+EOF
+	"$PERF" script -i lost.data -s cc.py > lost.py.out 2> /dev/null
+	check "lost records: python scripts see the pseudo-frame" \
+		eq "$(grep -c 'user stack lost: record lost' lost.py.out)" "$nlost"
+	fg=$("$PERF" --exec-path)/scripts/python/flamegraph.py
+	if [ -f "$fg" ]; then
+		"$PERF" script -i lost.data -s "$fg" -- -f json -o fg.json > /dev/null 2>&1
+		n=$($PY -c '
+import json, sys
+def tot(x): return x["v"] + sum(tot(c) for c in x.get("c", []))
+def walk(x):
+    if x["n"] == "[user stack lost: record lost]":
+        return tot(x)
+    return sum(walk(c) for c in x.get("c", []))
+print(walk(json.load(open("fg.json"))))' 2> /dev/null)
+		check "lost records: flamegraph.py puts the orphans under the pseudo-frame" eq "$n" "$nlost"
+	fi
+fi
+
+# records missing without a lost notice: reasons from the evidence
+deferred drop.data --drop-every 5
+script drop.data
+ndrop=$(group_samples drop.data.gen dropped)
+check "dropped records: all orphans ($ndrop)" eq "$(summary drop.data.err orphans)" "$ndrop"
+check "dropped records: reasons named" has drop.data.err 'orphans \((record lost|task exited|stream ended) [0-9]+'
+check "dropped records: pseudo-frames" eq "$(count drop.data.script '\[user stack lost: (record lost|task exited|stream ended)\]')" "$ndrop"
+
+# ------------------------------------------------------------ memory cap
+script d1.data --stitch-max-mem 1K
+check "--stitch-max-mem 1K: memory cap orphans" gt "$(sed -nE 's/.*memory cap ([0-9]+).*/\1/p' d1.data.err)" 0
+check "--stitch-max-mem 1K: one warning" eq "$(grep -ci 'cap' d1.data.err)" 2
+"$PERF" script -i d1.data --stitch-max-mem 12X > /dev/null 2> opt.err
+check "--stitch-max-mem 12X: rejected" [ $? -ne 0 ]
+"$PERF" script -i d1.data --stitch-window 0 > /dev/null 2> opt.err
+check "--stitch-window 0: rejected" [ $? -ne 0 ]
+
+# ------------------------------------------------------------ timestamp order
+deferred mixed.data --share 4 --late-every 3 --record-pos before --record-cpu-shift 1 --dup-every 4 --drop-every 9 --lost
+script mixed.data -F time
+check "mixed: no out of order warning" hasnt mixed.data.err 'out of order'
+check "mixed: samples in timestamp order" \
+	awk '{ t = $1 + 0; if (t < prev) exit 1; prev = t }' mixed.data.script
+script mixed.data --show-deferred-events -F comm,tid,time
+nrec=$(count mixed.data.gen '^added type=22')
+check "mixed: --show-deferred-events prints every record" eq "$(count mixed.data.script 'PERF_RECORD_CALLCHAIN_DEFERRED')" "$nrec"
+check "mixed: records and samples in timestamp order" \
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; if (t < prev) exit 1; prev = t } }' mixed.data.script
+
+# ------------------------------------------------------------ perf report
+for g in "callee --no-children" "caller --children" "caller --no-children"; do
+	set -- $g
+	"$SYS_PERF" report -i ref.data --stdio -g "$1" "$2" 2> /dev/null | grep -v '^#' > ref.report
+	"$PERF" report -i share.data --stdio -g "$1" "$2" 2> /dev/null > share.report
+	grep -v '^#' share.report > share.report.body
+	check "report -g $1 $2: same percentages and callchains" same share.report.body ref.report
+done
+check "report: summary in the header" has share.report "^# deferred callchains: $nsamples deferred samples, $nsamples stitched \(100\.0%\)"
+"$PERF" report -i share.data --stats > share.stats 2>&1
+check "report --stats: summary" has share.stats "^deferred callchains: $nsamples deferred samples"
+
+# ------------------------------------------------------------ --no-stitch
+script mixed.data --no-stitch
+ndef=$(count mixed.data.script '^[[:space:]]+[0-9a-f]+ \[user stack deferred: cookie 0x[0-9a-f]+\]\+0x0 \(\[deferred\]\)$')
+check "--no-stitch: a pseudo-frame per sample" eq "$ndef" "$nsamples"
+check "--no-stitch: the frame's address is the cookie" \
+	awk '/user stack deferred: cookie/ { a = $1; c = $6; sub(/^0x/, "", c); sub(/\].*/, "", c); if (a != c) exit 1 }' mixed.data.script
+check "--no-stitch: every record printed" eq "$(count mixed.data.script 'PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x[0-9a-f]+ \(cpu [0-9]+, counter [0-9]+\) nr [0-9]+$')" "$nrec"
+check "--no-stitch: no stitched sample" hasnt mixed.data.script 'user stack lost'
+check "--no-stitch: summary" has mixed.data.err "deferred callchains: $nsamples deferred samples, $nrec records, not stitched"
+first=$(sed -nE '1s/.*cookie=(0x[0-9a-f]+) .*/\1/p' mixed.data.gen)
+check "--no-stitch: record of cookie $first shown with its user frames" \
+	awk -v c="$first" 'f { exit ($0 ~ /^\t/) ? 0 : 1 } $0 ~ ("CALLCHAIN_DEFERRED cookie " c " ") { f = 1 } END { if (!f) exit 1 }' mixed.data.script
+"$PERF" script -i mixed.data --no-stitch -F time > nostitch-time.script 2> /dev/null
+check "--no-stitch -F time: records without frame lines" hasnt nostitch-time.script '^$'
+"$PERF" report -i mixed.data --stdio --no-stitch > nostitch.report 2> /dev/null
+check "report --no-stitch: pseudo-frames" has nostitch.report '\[user stack deferred\]'
+check "report --no-stitch: summary" has nostitch.report '^# deferred callchains: .* not stitched'
+"$PERF" report -D -i mixed.data > dump.txt 2>&1
+check "-D: raw marker and cookie" has dump.txt '^\.\.\.\.\. +[0-9]+: fffffffffffffd80$'
+
+# ------------------------------------------------------------ pipe mode
+"$PERF" inject -i mixed.data -o - 2> inject.err | "$PERF" script -i - > pipe.script 2> pipe.err
+script mixed.data
+check "pipe mode: same output as from the file" same pipe.script mixed.data.script
+check "pipe mode: same summary" eq "$(grep 'deferred callchains' pipe.err)" "$(grep 'deferred callchains' mixed.data.err)"
+"$PERF" inject -i mixed.data -o injected.data 2> inject.err
+"$PERF" report --stats -i injected.data > injected.stats 2>&1
+check "perf inject keeps the records" has injected.stats "CALLCHAIN_DEFERRED events: +$((nrec))"
+"$PERF" script -i injected.data > injected.script 2> /dev/null
+check "perf inject output stitches the same" same injected.script mixed.data.script
+
+# ------------------------------------------------------------ malformed input
+deferred bad.data --bad-sample cookie0:3 --bad-sample nocookie:10 --bad-sample middle:20 --bad-record-cookie0 30
+script bad.data
+offs=$(sed -nE 's/.* bad=(0x[0-9a-f]+).*/\1/p' bad.data.gen)
+check "malformed: exit status 0" eq "$(cat bad.data.rc)" 0
+for o in $offs; do
+	check "malformed sample at $o reported with its offset" has bad.data.err "^$o \[0x[0-9a-f]+\]: malformed deferred callchain in a sample: .*, skipping it$"
+done
+check "malformed: cookie 0 named" has bad.data.err 'malformed deferred callchain in a sample: cookie 0, skipping it'
+check "malformed: misplaced marker named" has bad.data.err 'in a sample: PERF_CONTEXT_USER_DEFERRED at entry [0-9]+ of [0-9]+, not second to last, skipping it'
+check "malformed: record with cookie 0 reported" has bad.data.err 'malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0'
+check "malformed: samples skipped" eq "$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' bad.data.script)" "$((nsamples - 3))"
+check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples with a malformed deferred callchain were skipped'
+"$PERF" report --stats -i bad.data > bad.stats 2>&1
+check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE, malformed deferred callchain, skipped\)'
+check "malformed: no pseudo-frame from a malformed chain" hasnt bad.data.script 'user stack deferred'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
