@@ -25,6 +25,19 @@
     perfout.py blocks EXPECTED FILE
         exit 0 if every blank-line-separated block of EXPECTED appears in
         FILE as consecutive whole lines; else print the missing ones.
+    perfout.py summary SCENARIO.json
+        the stitch summary line perf script prints on stderr at the end
+        (deferred-callchains.txt), computed from the scenario alone:
+            deferred callchains: N deferred samples, N stitched (x.y%),
+            N orphans[ (REASON N, ...)], N records, N duplicate records[
+            (N conflicting)], N cross-CPU records, N late samples
+        deferred samples: samples with a well-formed cookie; orphans by
+        reason in the engine's order; records: those fed to the stitcher
+        (not malformed); a duplicate is a record of the tid, pid and cookie
+        of an earlier kept one, within the window (100ms) and no exit of
+        the tid in between (stitching.md, Joining); cross-CPU: a record
+        whose cpu is not the one its cookie names; late: a stitched sample
+        timed after its record.
 """
 
 import re
@@ -99,6 +112,68 @@ def blocks(expected, text):
     return not missing
 
 
+ORPHAN_REASONS = ('record lost', 'task exited', 'stream ended', 'memory cap', 'exec',
+                  'unwind failed')
+WINDOW = 100 * 1000 * 1000      # --stitch-window default, ns
+CONTEXT_MAX = (1 << 64) - 4095
+
+
+def sanitized(ips):
+    out = []
+    for x in ips:
+        if x == 0 or x >= CONTEXT_MAX:
+            break
+        out.append(x)
+    return out
+
+
+def summary(d):
+    smp = [s for s in d['samples'] if s['deferred'] and s['outcome'] != 'malformed']
+    stitched = [s for s in smp if s['outcome'] == 'stitched']
+    orphans = [s['reason'] for s in smp if s['outcome'] == 'orphan']
+    assert all(r in ORPHAN_REASONS for r in orphans), orphans
+    recs = sorted((r for r in d['records'] if not r['malformed']),
+                  key=lambda r: (r['time'], r['seq']))
+    exits = [e for e in d['task_events'] if e['kind'] == 'exit']
+
+    def exit_between(tid, a, b):
+        return any(e['tid'] == tid and min(a, b) <= e['time'] < max(a, b) for e in exits)
+
+    kept, dups, conflicting, cross = [], 0, 0, 0
+    for r in recs:
+        cpu1, cnt = r['cookie'] & 0xffffffff, r['cookie'] >> 32
+        if cpu1 and cnt & 1 and cpu1 - 1 != r['cpu']:
+            cross += 1
+        first = [k for k in kept if (k['tid'], k['pid'], k['cookie']) ==
+                 (r['tid'], r['pid'], r['cookie']) and abs(r['time'] - k['time']) <= WINDOW
+                 and not exit_between(r['tid'], r['time'], k['time'])]
+        if not first:
+            kept.append(r)
+        elif sanitized(first[0]['ips']) == sanitized(r['ips']) and sanitized(r['ips']):
+            dups += 1
+        else:
+            conflicting += 1
+    late = 0
+    for s in stitched:
+        rec = [k for k in kept if (k['tid'], k['pid'], k['cookie']) ==
+               (s['tid'], s['pid'], s['cookie'])
+               and not exit_between(s['tid'], s['time'], k['time'])]
+        rec.sort(key=lambda k: abs(k['time'] - s['time']))
+        assert rec, s
+        late += s['time'] > rec[0]['time']
+    line = 'deferred callchains: %d deferred samples, %d stitched (%.1f%%), %d orphans' % (
+        len(smp), len(stitched), 100.0 * len(stitched) / len(smp) if smp else 0.0,
+        len(orphans))
+    if orphans:
+        line += ' (%s)' % ', '.join('%s %d' % (r, orphans.count(r))
+                                    for r in ORPHAN_REASONS if r in orphans)
+    line += ', %d records, %d duplicate records' % (len(recs), dups + conflicting)
+    if conflicting:
+        line += ' (%d conflicting)' % conflicting
+    line += ', %d cross-CPU records, %d late samples' % (cross, late)
+    return line + '\n' if smp or recs else ''
+
+
 def main():
     cmd = sys.argv[1] if len(sys.argv) > 1 else ''
     if cmd == 'script':
@@ -110,6 +185,9 @@ def main():
         sys.stdout.write(''.join(b + '\n\n' for b in sorted(blks) if b))
     elif cmd == 'blocks' and len(sys.argv) == 4:
         sys.exit(0 if blocks(open(sys.argv[2]).read(), open(sys.argv[3]).read()) else 1)
+    elif cmd == 'summary' and len(sys.argv) == 3:
+        import json
+        sys.stdout.write(summary(json.load(open(sys.argv[2]))))
     else:
         sys.exit(__doc__)
 

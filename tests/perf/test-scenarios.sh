@@ -67,10 +67,13 @@ json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)
 # crashed STATUS: killed by a signal (bash: 128 + signal number); perf's
 # own errors exit with (-errno) & 0xff, e.g. 234 for -EINVAL, or 255
 crashed() { [ "$1" -gt 128 ] && [ "$1" -le 192 ]; }
-# quiet FILE: stderr holds nothing but perf's warning about lost chunks
-# (expected where the scenario has PERF_RECORD_LOST)
-quiet() {
-	! grep -Ev '^(Warning:|Processed [0-9]+ events and lost [0-9]+ chunks!|Check IO/CPU overload!|)$' "$1"
+# summary_only FILE WANT: perf script's stderr FILE holds the stitch summary
+# line WANT (perfout.py summary: counts from the scenario) and nothing else
+# but perf's warning about lost chunks (where the scenario has
+# PERF_RECORD_LOST)
+summary_only() {
+	grep -Ev '^(Warning:|Processed [0-9]+ events and lost [0-9]+ chunks!|Check IO/CPU overload!|)$' "$1" > "$1.rest"
+	same "$2" "$1.rest"
 }
 
 for p in "$PERF" "$SYS_PERF"; do
@@ -201,9 +204,11 @@ for n in $(cat scenarios.list); do
 	grep -v 'user stack lost' raw.out > raw.nolost
 	check "$n: script without the lost frames = 6.1's script of the oracle, verbatim" \
 		same sys.oracle.out raw.nolost
+	$OUT summary $n.json > want.summary
 	case $n in
 	malformed|truncated) ;;
-	*) check "$n: script: status 0, no messages" eval '[ $st -eq 0 ] && quiet raw.err' ;;
+	*) check "$n: script: status 0, only the stitch summary: $(cat want.summary)" \
+		eval '[ $st -eq 0 ] && summary_only raw.err want.summary' ;;
 	esac
 	"$PERF" script -i $n.raw-be.data $KS $FIELDS > raw-be.out 2> raw-be.err
 	check "$n: big-endian raw file: same script output and messages" \
@@ -221,6 +226,17 @@ for n in $(cat scenarios.list); do
 		check "$n: script: status 0" eq $st 0
 		check "$n: script: malformed records summarized" \
 			has raw.err "^$nbad of $nrec CALLCHAIN_DEFERRED records were malformed and skipped\.\$"
+		nbads=$(json $n.json "d['counts']['malformed_samples']")
+		check "$n: script: malformed samples summarized" \
+			has raw.err "^$nbads of $nsmp samples with a malformed deferred callchain were skipped\.\$"
+		check "$n: --stats: $nbads samples with a malformed deferred callchain" \
+			has raw.stats "^ +$nbads  \(SAMPLE, malformed deferred callchain, skipped\)\$"
+		check "$n: script: the stitch summary: $(cat want.summary)" \
+			eval 'grep -Fx -f want.summary raw.err > /dev/null'
+		# every message: the offsets above, the two warnings, the summary
+		check "$n: script: no other messages" \
+			eval '! grep -Ev "^(0x[0-9a-f]+ \[0x[0-9a-f]+\]: malformed |Warning:\$|[0-9]+ of [0-9]+ (CALLCHAIN_DEFERRED records|samples) |deferred callchains: )" raw.err'
+
 		# not covered by patch 0002: left to the stitching code
 		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
 		check "$n: record with cookie 0: error names its offset ($off)" \
