@@ -162,8 +162,6 @@ for n in $(cat scenarios.list); do
 	for v in raw raw-be; do
 		"$PERF" report --stats -i $n.$v.data > $v.stats 2> $v.stats.err
 		st=$?
-		# a file cut short may well end with an error status
-		[ $n = truncated ] && st=0
 		check "$n: $v --stats: status 0, CALLCHAIN_DEFERRED $nrec, SAMPLE $nsmp" \
 			eval '[ $st -eq 0 ] && eq "$(stat $v.stats CALLCHAIN_DEFERRED)" $nrec &&
 			      eq "$(stat $v.stats SAMPLE)" $nsmp'
@@ -249,9 +247,17 @@ for n in $(cat scenarios.list); do
 		done
 	fi
 	if [ $n = truncated ]; then
+		# the cut record is named and skipped, the data ends there: what
+		# came before is processed, perf exits as at a normal end
+		# (deferred-callchains.txt, patch 0016)
 		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off
+		check "$n: script: status 0, the cut record and the stitch summary only" \
+			eval '[ $st -eq 0 ] && grep -v "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, perf.data cut short? Skipping it\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
+		"$PERF" $REPORT -i $n.raw.data $KS > /dev/null 2>&1
+		st=$?
+		check "$n: report: status 0" eq $st 0
 	fi
 done
 
