@@ -646,8 +646,14 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 	if (!chain || !deferred__chain_defers(chain))
 		return deferred__forward(dc, event, sample, file_offset, file_path);
 
-	if (unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred)
-		return deferred__invalid_sample(dc->session, event, chain, file_offset);
+	if (unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred) {
+		deferred__invalid_sample(dc->session, event, chain, file_offset);
+		/* -D shows every event as it is in the file */
+		if (dump_trace)
+			return perf_session__deliver_parsed_event(dc->session, event, sample,
+								  file_offset, file_path);
+		return 0;
+	}
 
 	dc->nr_samples++;
 	if (!dc->stitch || !deferred__start(dc)) {
@@ -696,10 +702,16 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 	if (!cd->cookie) {
 		struct events_stats *stats = &dc->session->evlist->stats;
 
-		if (stats->nr_invalid_callchain_deferred++ >= DEFERRED_SAMPLE_REPORT_MAX)
-			return 0;
-		pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0, skipping it\n",
-		       file_offset, event->header.size);
+		if (stats->nr_invalid_callchain_deferred++ < CALLCHAIN_DEFERRED_REPORT_MAX) {
+			pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0, skipping it\n",
+			       file_offset, event->header.size);
+			if (stats->nr_invalid_callchain_deferred == CALLCHAIN_DEFERRED_REPORT_MAX)
+				pr_err("further malformed PERF_RECORD_CALLCHAIN_DEFERRED records are only counted\n");
+		}
+		/* -D shows every event as it is in the file */
+		if (dump_trace)
+			return perf_session__deliver_parsed_event(dc->session, event, sample,
+								  file_offset, file_path);
 		return 0;
 	}
 

@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Canonical forms of perf output, for tests/perf/test-scenarios.sh.
+
+    perfout.py script [--no-lost] < perf-script-output
+        `perf script -F comm,tid,time,event,ip,sym` as
+            COMM TID SECS.USECS EVENT      one line per sample
+              IP SYM                       one line per callchain frame
+              [user stack lost: REASON]    the pseudo-frame, whatever else
+                                           the line holds
+            (blank line)
+        Event modifiers (cpu-clock:HG) are dropped.  Lines perf script
+        prints that fit none of these come out as '?? LINE', so that a
+        diff shows them.  --no-lost drops the pseudo-frame lines.
+    perfout.py report < perf-report-output
+        `perf report --stdio --children --sort sym -g none` as
+            EVENT samples=N period=P
+            EVENT CHILDREN% SELF% [k|.] SYM    sorted
+        Rows of a `user stack lost` pseudo-symbol are dropped: whether the
+        stitcher shows one in perf report is not specified.
+    perfout.py sorted FILE
+        the blank-line-separated blocks of FILE (canonical script output:
+        one block per sample) in sorted order, to compare regardless of
+        the order perf printed the samples in
+    perfout.py blocks EXPECTED FILE
+        exit 0 if every blank-line-separated block of EXPECTED appears in
+        FILE as consecutive whole lines; else print the missing ones.
+    perfout.py summary SCENARIO.json
+        the stitch summary line perf script prints on stderr at the end
+        (deferred-callchains.txt), computed from the scenario alone:
+            deferred callchains: N deferred samples, N stitched (x.y%),
+            N orphans[ (REASON N, ...)], N records, N duplicate records[
+            (N conflicting)], N cross-CPU records, N late samples
+        deferred samples: samples with a well-formed cookie; orphans by
+        reason in the engine's order; records: those fed to the stitcher
+        (not malformed); a duplicate is a record of the tid, pid and cookie
+        of an earlier kept one, within the window (100ms) and no exit of
+        the tid in between (stitching.md, Joining); cross-CPU: a record
+        whose cpu is not the one its cookie names; late: a stitched sample
+        timed after its record.
+"""
+
+import re
+import sys
+
+HEADER = re.compile(r'^\s*(\S.*?)\s+(\d+)\s+(\d+\.\d+):\s+([^\s:]+)(:\S*)?:\s*$')
+FRAME = re.compile(r'^\s+([0-9a-f]+)\s+(.*?)\s*$')
+LOST = re.compile(r'\[user stack lost: [^\]]*\]')
+
+
+def script(lines, keep_lost=True):
+    out = []
+    for line in lines:
+        line = line.rstrip('\n')
+        m = LOST.search(line)
+        if m:
+            if keep_lost:
+                out.append('  ' + m.group(0))
+            continue
+        if not line.strip():
+            out.append('')
+            continue
+        m = HEADER.match(line)
+        if m:
+            out.append('%s %s %s %s' % m.group(1, 2, 3, 4))
+            continue
+        m = FRAME.match(line)
+        if m:
+            out.append('  %s %s' % m.group(1, 2))
+            continue
+        out.append('?? ' + line)
+    while out and out[-1] == '':
+        out.pop()
+    return '\n'.join(out) + '\n\n' if out else ''
+
+
+def report(lines):
+    out, rows, event = [], [], None
+    samples = period = None
+
+    def flush():
+        if event is not None:
+            out.append('%s samples=%s period=%s' % (event, samples, period))
+            out.extend(sorted(rows))
+    for line in lines:
+        m = re.match(r"^# Samples: (\d+)\s+of event '([^']*)'", line)
+        if m:
+            flush()
+            samples, event, rows[:] = m.group(1), m.group(2).split(':')[0], []
+            continue
+        m = re.match(r'^# Event count \(approx\.\): (\d+)', line)
+        if m:
+            period = m.group(1)
+            continue
+        m = re.match(r'^\s+([\d.]+%)\s+([\d.]+%)\s+\[(.)\]\s+(.*?)\s*$', line)
+        if m and event is not None and 'user stack lost' not in m.group(4):
+            rows.append('%s %s %s [%s] %s' % ((event,) + m.group(1, 2, 3, 4)))
+    flush()
+    return '\n'.join(out) + '\n'
+
+
+def blocks(expected, text):
+    lines = text.split('\n')
+    missing = []
+    for blk in expected.strip('\n').split('\n\n'):
+        want = blk.split('\n')
+        n = len(want)
+        if not any(lines[i:i + n] == want for i in range(len(lines) - n + 1)):
+            missing.append(blk)
+    for blk in missing:
+        print('missing:\n' + blk)
+    return not missing
+
+
+ORPHAN_REASONS = ('record lost', 'task exited', 'stream ended', 'memory cap', 'exec',
+                  'unwind failed')
+WINDOW = 100 * 1000 * 1000      # --stitch-window default, ns
+CONTEXT_MAX = (1 << 64) - 4095
+
+
+def sanitized(ips):
+    out = []
+    for x in ips:
+        if x == 0 or x >= CONTEXT_MAX:
+            break
+        out.append(x)
+    return out
+
+
+def summary(d):
+    smp = [s for s in d['samples'] if s['deferred'] and s['outcome'] != 'malformed']
+    stitched = [s for s in smp if s['outcome'] == 'stitched']
+    orphans = [s['reason'] for s in smp if s['outcome'] == 'orphan']
+    assert all(r in ORPHAN_REASONS for r in orphans), orphans
+    recs = sorted((r for r in d['records'] if not r['malformed']),
+                  key=lambda r: (r['time'], r['seq']))
+    exits = [e for e in d['task_events'] if e['kind'] == 'exit']
+
+    def exit_between(tid, a, b):
+        return any(e['tid'] == tid and min(a, b) <= e['time'] < max(a, b) for e in exits)
+
+    kept, dups, conflicting, cross = [], 0, 0, 0
+    for r in recs:
+        cpu1, cnt = r['cookie'] & 0xffffffff, r['cookie'] >> 32
+        if cpu1 and cnt & 1 and cpu1 - 1 != r['cpu']:
+            cross += 1
+        first = [k for k in kept if (k['tid'], k['pid'], k['cookie']) ==
+                 (r['tid'], r['pid'], r['cookie']) and abs(r['time'] - k['time']) <= WINDOW
+                 and not exit_between(r['tid'], r['time'], k['time'])]
+        if not first:
+            kept.append(r)
+        elif sanitized(first[0]['ips']) == sanitized(r['ips']) and sanitized(r['ips']):
+            dups += 1
+        else:
+            conflicting += 1
+    late = 0
+    for s in stitched:
+        rec = [k for k in kept if (k['tid'], k['pid'], k['cookie']) ==
+               (s['tid'], s['pid'], s['cookie'])
+               and not exit_between(s['tid'], s['time'], k['time'])]
+        rec.sort(key=lambda k: abs(k['time'] - s['time']))
+        assert rec, s
+        late += s['time'] > rec[0]['time']
+    line = 'deferred callchains: %d deferred samples, %d stitched (%.1f%%), %d orphans' % (
+        len(smp), len(stitched), 100.0 * len(stitched) / len(smp) if smp else 0.0,
+        len(orphans))
+    if orphans:
+        line += ' (%s)' % ', '.join('%s %d' % (r, orphans.count(r))
+                                    for r in ORPHAN_REASONS if r in orphans)
+    line += ', %d records, %d duplicate records' % (len(recs), dups + conflicting)
+    if conflicting:
+        line += ' (%d conflicting)' % conflicting
+    line += ', %d cross-CPU records, %d late samples' % (cross, late)
+    return line + '\n' if smp or recs else ''
+
+
+def main():
+    cmd = sys.argv[1] if len(sys.argv) > 1 else ''
+    if cmd == 'script':
+        sys.stdout.write(script(sys.stdin, '--no-lost' not in sys.argv))
+    elif cmd == 'report':
+        sys.stdout.write(report(sys.stdin))
+    elif cmd == 'sorted' and len(sys.argv) == 3:
+        blks = open(sys.argv[2]).read().strip('\n').split('\n\n')
+        sys.stdout.write(''.join(b + '\n\n' for b in sorted(blks) if b))
+    elif cmd == 'blocks' and len(sys.argv) == 4:
+        sys.exit(0 if blocks(open(sys.argv[2]).read(), open(sys.argv[3]).read()) else 1)
+    elif cmd == 'summary' and len(sys.argv) == 3:
+        import json
+        sys.stdout.write(summary(json.load(open(sys.argv[2]))))
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,265 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Deferred-callchain scenarios: generated perf.data files with exact
+# situations (scenarios.py, written by perfdata.py) and their oracle (the
+# same events already stitched), read by the patched perf and, for
+# contrast, by the distro's perf 6.1.
+#
+# usage: tests/perf/test-scenarios.sh [SCENARIO...]
+#   PERF=...      patched perf under test (default: build/perf)
+#   SYS_PERF=...  unpatched perf 6.1 (default: /usr/bin/perf); it reads the
+#                 oracles, and its failure on the raw files is checked
+#   PYTHON=...    (default /usr/bin/python3, Debian's; stdlib only)
+#   LIBUNWIND_COOKIE=...  the stitch engine's shared library (default:
+#                 build/libunwind-cookie/libunwind-cookie.so, built by `make`);
+#                 when present, the scenarios' expectations are also checked
+#                 against the engine itself (engine-check.py)
+#   KEEP=1        keep the work directory (its path is printed)
+#   VERBOSE=1     show the diff of every failed comparison
+# One line per check; the last line is "N passed, M failed"; the exit status
+# is non-zero when a check failed.
+#
+# The checks of each scenario, in order (see scenarios.py for what each
+# scenario is and Documentation/stitching.md for the expected outcomes):
+#   6.1:   fails on the raw file (why this project exists), reads the oracle
+#          with exactly the expected callchains, big-endian oracle alike;
+#   perf:  --stats counts and -D shows the type-22 records (no stitching
+#          needed), the big-endian raw file alike;
+#   engine: libunwind-cookie's stitcher, fed the scenario in time and in
+#          file order, gives the expected outcomes (if the library is built);
+#   stitch: perf script of the raw file = 6.1's script of the oracle, plus
+#          a [user stack lost: REASON] frame after the kernel frames of each
+#          orphan; perf report percentages; big-endian gives the same.
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+PY=${PYTHON:-/usr/bin/python3}
+OUT="$PY $here/perfout.py"
+LIBUNWIND_COOKIE=${LIBUNWIND_COOKIE:-$top/build/libunwind-cookie/libunwind-cookie.so}
+
+pass=0
+fail=0
+ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+has()   { grep -Eq -- "$2" "$1"; }
+hasnt() { ! grep -Eq -- "$2" "$1"; }
+# names FILE OFFSET: a line of FILE names the file offset OFFSET (0x...)
+names() { grep -Eq -- "(^|[^0-9a-fx])$2([^0-9a-f]|\$)" "$1"; }
+# rx STRING: STRING as an extended regex matching itself
+rx() { printf '%s' "$1" | sed 's/[][\.*^$()+?{}|]/\\&/g'; }
+eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+# same EXPECTED GOT: files equal; the diff is shown with VERBOSE=1
+same() {
+	cmp -s "$1" "$2" && return 0
+	if [ -n "${VERBOSE:-}" ]; then diff -u "$1" "$2" | head -40 | sed 's/^/     /'
+	else echo "     differs: diff -u $1 $2"; fi
+	return 1
+}
+# stat FILE NAME: "NAME events: N" of perf report --stats (aggregated part)
+stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; exit }' "$1"; }
+# json FILE EXPR: a value from a scenario's .json (d = the parsed file)
+json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
+# crashed STATUS: killed by a signal (bash: 128 + signal number); perf's
+# own errors exit with (-errno) & 0xff, e.g. 234 for -EINVAL, or 255
+crashed() { [ "$1" -gt 128 ] && [ "$1" -le 192 ]; }
+# summary_only FILE WANT: perf script's stderr FILE holds the stitch summary
+# line WANT (perfout.py summary: counts from the scenario) and nothing else
+# but perf's warning about lost chunks (where the scenario has
+# PERF_RECORD_LOST)
+summary_only() {
+	grep -Ev '^(Warning:|Processed [0-9]+ events and lost [0-9]+ chunks!|Check IO/CPU overload!|)$' "$1" > "$1.rest"
+	same "$2" "$1.rest"
+}
+
+for p in "$PERF" "$SYS_PERF"; do
+	if [ ! -x "$p" ]; then
+		echo "FAIL - $p missing (PERF: make -f Makefile.perf-patch)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+sys_is_61=
+"$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.' && sys_is_61=1
+
+tmp=$(mktemp -d /tmp/test-scenarios.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+# the frame-pointer test binary whose symbols the user ips point to
+if ! gcc -O0 -g -fno-omit-frame-pointer -fno-inline -no-pie -pthread \
+	-o workload "$here/workload.c" 2> gcc.log; then
+	cat gcc.log
+	bad "build workload.c"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+if ! "$PY" "$here/scenarios.py" gen --workload workload --out . "$@" > scenarios.list 2> gen.log; then
+	cat gen.log
+	bad "scenarios.py gen"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+
+[ -f "$LIBUNWIND_COOKIE" ] || echo "# no $LIBUNWIND_COOKIE: engine checks skipped (build it: make)"
+KS=--kallsyms=$tmp/kallsyms
+FIELDS=-Fcomm,tid,time,event,ip,sym
+REPORT="report --stdio --children --sort sym -g none"
+
+for n in $(cat scenarios.list); do
+	echo "# $n: $(json $n.json "d['doc'].split(chr(10))[0]")"
+	nrec=$(json $n.json "d['counts']['CALLCHAIN_DEFERRED']")
+	nsmp=$(json $n.json "d['counts']['SAMPLE']")
+	nlost=$(json $n.json "d['counts']['LOST']")
+	nbad=$(json $n.json "d['counts']['malformed_records']")
+	first22=$(json $n.json "'%#x [%#x]' % min((r['offset'], r['size']) for r in d['records'])")
+
+	# ---------------------------------------------------------- perf 6.1
+	if [ -n "$sys_is_61" ]; then
+		# a type-22 record hits machines__deliver_event()'s default case:
+		# perf script stops there (status 255), perf report keeps what it
+		# had read (status 0!), --stats prints nothing but the error
+		"$SYS_PERF" script -i $n.raw.data $KS $FIELDS > sys.raw.out 2> sys.raw.err
+		st=$?
+		if [ $n = truncated ]; then
+			# the record cut short stops it before the type-22 ones
+			check "$n: 6.1 script fails on the raw file (status $st)" [ $st -ne 0 ]
+		else
+			check "$n: 6.1 script fails on the raw file (status $st, unknown event)" \
+				eval '[ $st -ne 0 ] && has sys.raw.err "^Found 1 unknown events!"'
+		fi
+		"$SYS_PERF" report --stats -i $n.raw.data > /dev/null 2> sys.stats.err
+		check "$n: 6.1 report --stats: $first22: failed to process type: 22" \
+			has sys.stats.err "^$(rx "$first22"): failed to process type: 22 "
+		"$SYS_PERF" $REPORT -i $n.raw.data $KS > /dev/null 2> sys.report.err
+		st=$?
+		check "$n: 6.1 report: 'failed to process sample' (status $st)" \
+			has sys.report.err "^failed to process sample"
+		# the defer bits in HEADER_EVENT_DESC's attr copies
+		check "$n: 6.1 rejects the event descriptions (Reserved bits)" \
+			has sys.raw.err "^Reserved bits are set unexpectedly"
+		# without type-22 records, the deferred marker alone makes 6.1
+		# drop every such chain whole (its kernel part included)
+		"$SYS_PERF" script -i $n.raw-no22.data $KS $FIELDS 2> /dev/null | $OUT script > sys.no22
+		check "$n: 6.1 drops deferred chains whole, kernel frames too" same $n.no22.script sys.no22
+	fi
+	"$SYS_PERF" script -i $n.oracle.data $KS $FIELDS > sys.oracle.out 2> sys.oracle.err
+	st=$?
+	$OUT script < sys.oracle.out > sys.oracle
+	check "$n: 6.1 reads the oracle (status $st), callchains symbol by symbol" \
+		eval '[ $st -eq 0 ] && same $n.oracle.script sys.oracle'
+	"$SYS_PERF" script -i $n.oracle-be.data $KS $FIELDS > sys.oracle-be.out 2> sys.oracle-be.err
+	check "$n: 6.1 reads the big-endian oracle alike" \
+		eval 'same sys.oracle.out sys.oracle-be.out && same sys.oracle.err sys.oracle-be.err'
+	"$SYS_PERF" $REPORT -i $n.oracle.data $KS 2> /dev/null | $OUT report > sys.report
+	check "$n: 6.1 report of the oracle: percentages" same $n.report sys.report
+
+	# ---------------------------------------------------------- patched perf, no stitching
+	for v in raw raw-be; do
+		"$PERF" report --stats -i $n.$v.data > $v.stats 2> $v.stats.err
+		st=$?
+		check "$n: $v --stats: status 0, CALLCHAIN_DEFERRED $nrec, SAMPLE $nsmp" \
+			eval '[ $st -eq 0 ] && eq "$(stat $v.stats CALLCHAIN_DEFERRED)" $nrec &&
+			      eq "$(stat $v.stats SAMPLE)" $nsmp'
+		if [ "$nlost" -gt 0 ]; then
+			check "$n: $v --stats: LOST $nlost" eq "$(stat $v.stats LOST)" "$nlost"
+		fi
+		if [ "$nbad" -gt 0 ]; then
+			check "$n: $v --stats: $nbad malformed" \
+				has $v.stats "^ +$nbad  \(malformed CALLCHAIN_DEFERRED, skipped\)\$"
+		fi
+		"$PERF" report -D -i $n.$v.data > $v.dump 2>&1
+		dump=$n.dump
+		[ $v = raw-be ] && dump=$n.dump-be
+		check "$n: $v -D: every type-22 record (cpu, time, offset, cookie, ips)" \
+			$OUT blocks $dump $v.dump
+	done
+	check "$n: perf reads the event descriptions (defer bits known)" \
+		hasnt raw.stats.err "Reserved bits"
+
+	# ---------------------------------------------------------- the engine
+	if [ -f "$LIBUNWIND_COOKIE" ]; then
+		for order in time file; do
+			check "$n: engine, fed in $order order, gives the expected outcomes" \
+				"$PY" "$here/engine-check.py" "$LIBUNWIND_COOKIE" $n.json $order
+		done
+	fi
+
+	# ---------------------------------------------------------- stitching
+	"$PERF" script -i $n.raw.data $KS $FIELDS > raw.out 2> raw.err
+	st=$?
+	crashed $st && bad "$n: perf script crashed (status $st)"
+	$OUT script < raw.out > raw.canon
+	$OUT sorted $n.script > want.sorted
+	$OUT sorted raw.canon > raw.sorted
+	check "$n: script: stitched chains, orphans end in [user stack lost: REASON]" \
+		same want.sorted raw.sorted
+	check "$n: script: the same, in time order" same $n.script raw.canon
+	grep -v 'user stack lost' raw.out > raw.nolost
+	check "$n: script without the lost frames = 6.1's script of the oracle, verbatim" \
+		same sys.oracle.out raw.nolost
+	$OUT summary $n.json > want.summary
+	case $n in
+	malformed|truncated) ;;
+	*) check "$n: script: status 0, only the stitch summary: $(cat want.summary)" \
+		eval '[ $st -eq 0 ] && summary_only raw.err want.summary' ;;
+	esac
+	"$PERF" script -i $n.raw-be.data $KS $FIELDS > raw-be.out 2> raw-be.err
+	check "$n: big-endian raw file: same script output and messages" \
+		eval 'same raw.out raw-be.out && same raw.err raw-be.err'
+	"$PERF" $REPORT -i $n.raw.data $KS 2> raw.report.err | $OUT report > raw.report
+	check "$n: report: percentages" same $n.report raw.report
+
+	# ---------------------------------------------------------- malformed input
+	if [ $n = malformed ]; then
+		for what in nr size; do
+			off=$(json $n.json "'%#x [%#x]' % [(r['offset'], r['size']) for r in d['records'] if r['malformed'] == '$what'][0]")
+			check "$n: bad $what: error names the record's offset ($off)" \
+				has raw.err "^$(rx "$off"): malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
+		done
+		check "$n: script: status 0" eq $st 0
+		check "$n: script: malformed records summarized" \
+			has raw.err "^$nbad of $nrec CALLCHAIN_DEFERRED records were malformed and skipped\.\$"
+		nbads=$(json $n.json "d['counts']['malformed_samples']")
+		check "$n: script: malformed samples summarized" \
+			has raw.err "^$nbads of $nsmp samples with a malformed deferred callchain were skipped\.\$"
+		check "$n: --stats: $nbads samples with a malformed deferred callchain" \
+			has raw.stats "^ +$nbads  \(SAMPLE, malformed deferred callchain, skipped\)\$"
+		check "$n: script: the stitch summary: $(cat want.summary)" \
+			eval 'grep -Fx -f want.summary raw.err > /dev/null'
+		# every message: the offsets above, the two warnings, the summary
+		check "$n: script: no other messages" \
+			eval '! grep -Ev "^(0x[0-9a-f]+ \[0x[0-9a-f]+\]: malformed |Warning:\$|[0-9]+ of [0-9]+ (CALLCHAIN_DEFERRED records|samples) |deferred callchains: )" raw.err'
+
+		# not covered by patch 0002: left to the stitching code
+		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
+		check "$n: record with cookie 0: error names its offset ($off)" \
+			eval 'grep -i cookie raw.err > cookie.err; names cookie.err $off'
+		for i in 0 1; do
+			what=("marker without cookie" "marker with cookie 0")
+			off=$(json $n.json "'%#x' % [s['offset'] for s in d['samples'] if s['outcome'] == 'malformed'][$i]")
+			check "$n: sample, ${what[$i]}: error names its offset ($off)" \
+				eval 'grep -v PERF_RECORD_CALLCHAIN_DEFERRED raw.err > sample.err; names sample.err $off'
+		done
+	fi
+	if [ $n = truncated ]; then
+		# the cut record is named and skipped, the data ends there: what
+		# came before is processed, perf exits as at a normal end
+		# (deferred-callchains.txt, patch 0016)
+		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
+		check "$n: script: error names the offset of the cut record ($off)" \
+			names raw.err $off
+		check "$n: script: status 0, the cut record and the stitch summary only" \
+			eval '[ $st -eq 0 ] && grep -v "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, perf.data cut short? Skipping it\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
+		"$PERF" $REPORT -i $n.raw.data $KS > /dev/null 2>&1
+		st=$?
+		check "$n: report: status 0" eq $st 0
+	fi
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
