@@ -6,7 +6,10 @@
  *
  * Temporary: once perf links the whole library (LIBUNWIND_COOKIE_CFLAGS and
  * EXTRA_PERFLIBS, "perf build: Build deferred-callchain.o with
- * libunwind-cookie"), this file and its line in util/Build go away.
+ * libunwind-cookie"), this file and its lines in util/Build go away.  Until
+ * then util/Build leaves it out when EXTRA_PERFLIBS names
+ * libunwind-cookie.a: perf links that with --whole-archive, and the
+ * symbols would be defined twice.
  *
  * The sources are found through LIBUNWIND_COOKIE_CFLAGS, -I<lib>/include:
  * the path names the library's own directory so that nothing else in perf's

@@ -1227,37 +1227,67 @@ static int emu__cmp_record(const void *a, const void *b)
 	return x->log_idx < y->log_idx ? -1 : x->log_idx > y->log_idx;
 }
 
-/* Where @r goes among the events of round @round, [@begin, @end). */
-static size_t emu__record_pos(struct emu *emu, const struct emu_record *r,
-			      size_t begin, size_t end)
+/* The timed events, by round, CPU and time: where records go. */
+struct emu_key {
+	u32	round;
+	u32	cpu;
+	u64	time;
+	size_t	idx;
+};
+
+static int emu__cmp_key(const void *a, const void *b)
 {
-	size_t i, after = EMU_NONE, before = EMU_NONE, lower = EMU_NONE, higher = EMU_NONE;
+	const struct emu_key *x = a, *y = b;
 
-	for (i = begin; i < end; i++) {
-		const struct emu_event *e = &emu->ev[i];
+	if (x->round != y->round)
+		return x->round < y->round ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
 
-		if (!(e->flags & EMU_F_TIMED))
-			continue;
-		if (e->cpu == r->cpu) {
-			if (e->time <= r->time)
-				after = i;
-			else if (before == (size_t)EMU_NONE)
-				before = i;
-		} else if (e->cpu < r->cpu) {
-			lower = i;
-		} else if (higher == (size_t)EMU_NONE) {
-			higher = i;
-		}
+/* The first key after (@round, @cpu, @time). */
+static size_t emu__key_after(const struct emu_key *keys, size_t nr, u32 round, u32 cpu, u64 time)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct emu_key *k = &keys[mid];
+
+		if (k->round < round || (k->round == round && (k->cpu < cpu ||
+		    (k->cpu == cpu && k->time <= time))))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	if (after != (size_t)EMU_NONE)
-		return after + 1;
-	if (before != (size_t)EMU_NONE)
-		return before;
-	if (lower != (size_t)EMU_NONE)
-		return lower + 1;
-	if (higher != (size_t)EMU_NONE)
-		return higher;
-	/* no CPU wrote in this round: before its FINISHED_ROUND */
+	return lo;
+}
+
+/*
+ * Where @r goes in round @round, whose events are [@begin, @end): after
+ * the last event of its CPU not later than it, else before that CPU's
+ * first event, else after the CPUs below it (the buffers are copied in CPU
+ * order), else before those above, else before the round's end.
+ */
+static size_t emu__record_pos(const struct emu *emu, const struct emu_key *keys, size_t nr,
+			      const struct emu_record *r, u32 round, size_t begin, size_t end)
+{
+	size_t at = emu__key_after(keys, nr, round, r->cpu, r->time);
+	const struct emu_key *prev = at > 0 ? &keys[at - 1] : NULL;
+	const struct emu_key *next = at < nr ? &keys[at] : NULL;
+
+	if (prev && prev->round == round && prev->cpu == r->cpu)
+		return prev->idx + 1;
+	if (next && next->round == round && next->cpu == r->cpu)
+		return next->idx;
+	/* no event of this CPU in the round */
+	if (prev && prev->round == round)
+		return prev->idx + 1;
+	if (next && next->round == round)
+		return next->idx;
 	if (end > begin && emu->ev[end - 1].kind == EMU_K_ROUND)
 		return end - 1;
 	return end;
@@ -1266,7 +1296,8 @@ static size_t emu__record_pos(struct emu *emu, const struct emu_record *r,
 static int emu__place_records(struct emu *emu)
 {
 	const struct unwind_kmodel_event *log;
-	size_t nr_log, i, *round_begin = NULL;
+	size_t nr_log, i, nr_keys = 0, *round_begin = NULL, *by_log = NULL;
+	struct emu_key *keys = NULL;
 	u32 nr_rounds = emu->round + 1, r;
 	u64 *round_max = NULL, max_time = 0;
 	int err = -ENOMEM;
@@ -1295,6 +1326,21 @@ static int emu__place_records(struct emu *emu)
 		round_begin[++r] = emu->nr_ev;
 	for (r = 1; r < nr_rounds; r++)
 		round_max[r] = max(round_max[r], round_max[r - 1]);
+
+	keys = calloc(emu->nr_ev ?: 1, sizeof(*keys));
+	if (!keys)
+		goto out;
+	for (i = 0; i < emu->nr_ev; i++) {
+		const struct emu_event *e = &emu->ev[i];
+
+		if (!(e->flags & EMU_F_TIMED))
+			continue;
+		keys[nr_keys].round = e->round;
+		keys[nr_keys].cpu = e->cpu;
+		keys[nr_keys].time = e->time;
+		keys[nr_keys++].idx = i;
+	}
+	qsort(keys, nr_keys, sizeof(*keys), emu__cmp_key);
 
 	for (i = 0, emu->nr_records = 0; i < nr_log; i++) {
 		struct emu_record *rec;
@@ -1326,26 +1372,28 @@ static int emu__place_records(struct emu *emu)
 		}
 
 		round = emu__record_round(round_max, nr_rounds, rec->time);
-		rec->pos = emu__record_pos(emu, rec, round_begin[round], round_begin[round + 1]);
+		rec->pos = emu__record_pos(emu, keys, nr_keys, rec, round, round_begin[round],
+					   round_begin[round + 1]);
 	}
 
-	/* the entries' records */
+	/* the entries' records: log index -> record */
+	by_log = malloc((nr_log ?: 1) * sizeof(*by_log));
+	if (!by_log)
+		goto out;
+	for (i = 0; i < emu->nr_records; i++)
+		by_log[emu->records[i].log_idx] = i;
 	for (i = 0; i < emu->nr_entries; i++) {
 		struct emu_entry *entry = &emu->entries[i];
-		size_t k;
 
 		if (entry->record_idx == EMU_NONE)
 			continue;
-		for (k = 0; k < emu->nr_records; k++) {
-			if (emu->records[k].log_idx == entry->record_idx) {
-				entry->record = k;
-				emu->records[k].entry = i;
-				break;
-			}
-		}
+		entry->record = by_log[entry->record_idx];
+		emu->records[entry->record].entry = i;
 	}
 	err = 0;
 out:
+	free(keys);
+	free(by_log);
 	free(round_max);
 	free(round_begin);
 	return err;
