@@ -15,7 +15,8 @@
 # The end-to-end check (the stitched 'perf script' output of the emulated
 # file shows exactly the recording's callchains, orphans one for one with
 # the injected faults) needs stitching in perf script: it reports SKIP until
-# 'perf script --no-stitch' exists.
+# 'perf script --no-stitch' exists.  (It passed on a tree merged with the
+# stitching branch's patches 0010-0015.)
 #
 # usage: tests/perf/test-emulate.sh     (after make -f Makefile.perf-patch)
 #   PERF=...      patched perf to test (default: build/perf)
@@ -218,6 +219,33 @@ check "no switches: says so" has nocpu.err 'no context switch records'
 checker "fallbacks" nocpu.dump nocpu.emu.dump nocpu.truth nocpu.check
 check "fallbacks: entries ended by fallback" has nocpu.truth '"return":"fallback"'
 
+# ------------------------------------------------------------ exec, compressed input
+# a shell running a program many times: samples in execve() before the exec
+# point share the entry with the new program's stack, they become orphans
+"$SYS_PERF" record -q -F 20000 -g --sample-cpu --switch-events -e cpu-clock \
+	-e raw_syscalls:sys_exit -o exec.data -- sh -c 'for i in $(seq 200); do /bin/true; done' \
+	> /dev/null 2>&1
+"$PERF" stitch --emulate -q -i exec.data -o exec.emu --truth exec.truth
+"$SYS_PERF" report -D -i exec.data > exec.dump 2> /dev/null
+"$PERF" report -D -i exec.emu > exec.emu.dump 2> /dev/null
+checker "exec" exec.dump exec.emu.dump exec.truth exec.check
+check "exec: samples before an exec in their entry are orphans ($(grep -c '"orphan":"exec"' exec.truth))" \
+	gt "$(grep -c '"orphan":"exec"' exec.truth)" 0
+check "exit: entries ended by the task's exit" has exec.truth '"return":"exit"'
+
+"$SYS_PERF" record -q -z -g --sample-cpu -e cpu-clock -o z.data -- ./workload 100 > /dev/null 2>&1
+if "$PERF" report --header-only -i z.data 2> /dev/null | grep -q '^# compressed'; then
+	"$PERF" stitch --emulate -q -i z.data -o z.emu --truth z.truth
+	"$PERF" report --stats -i z.data > z.stats 2>&1
+	"$PERF" report --stats -i z.emu > z.emu.stats 2>&1
+	check "compressed input: every sample kept" eq "$(stat z.emu.stats SAMPLE)" "$(stat z.stats SAMPLE)"
+	check "compressed input: records written" gt "$(stat z.emu.stats CALLCHAIN_DEFERRED)" 0
+	"$PERF" report --header-only -i z.emu > z.emu.header 2>&1
+	check "compressed input: written uncompressed, feature dropped" hasnt z.emu.header '^# compressed'
+else
+	skipped "compressed input: the system perf cannot record with -z"
+fi
+
 # ------------------------------------------------------------ pipe mode
 "$SYS_PERF" record -q -g -e cpu-clock -o - -- ./workload 100 2> /dev/null > pipe.fp
 "$PERF" stitch --emulate -q -i - -o - < pipe.fp > pipe.emu 2> pipe.err
@@ -297,9 +325,12 @@ if ! grep -Eq -- '^ +--(no-)?stitch( |$)' script.help; then
 	skipped "end to end: $PERF script cannot stitch yet (no --no-stitch)"
 else
 	fields="-F tid,time,event,ip,sym,dso --ns"
-	"$SYS_PERF" script $fields -i fp.data > e2e.ref 2> /dev/null
-	for f in emu mix late; do
-		"$PERF" script $fields -i $f.data > e2e.$f 2> e2e.$f.err
+	# name, emulated file, recording
+	for c in emu:emu.data:fp.data mix:mix.data:fp.data late:late.data:fp.data \
+		 exec:exec.emu:exec.data; do
+		IFS=: read -r f in ref <<< "$c"
+		"$SYS_PERF" script $fields -i $ref > e2e.ref 2> /dev/null
+		"$PERF" script $fields -i $in > e2e.$f 2> e2e.$f.err
 		$CHECK --e2e e2e.ref e2e.$f $f.truth > e2e.$f.check 2>&1
 		while read -r line; do
 			case "$line" in
