@@ -422,14 +422,30 @@ static int emu__keep(struct perf_tool *tool, union perf_event *event,
 	return 0;
 }
 
-static bool emu__chain_has(const struct ip_callchain *chain, u64 from, u64 to)
+/*
+ * Where the user part of @chain starts (its PERF_CONTEXT_USER), or -1 when
+ * it has none, or the context markers before it are a guest's.  Only the
+ * markers before it count: a user part may hold any value, marker-range
+ * junk included.
+ */
+static long emu__user_at(const struct ip_callchain *chain)
 {
 	u64 i;
 
-	for (i = 0; i < chain->nr; i++)
-		if (chain->ips[i] >= from && chain->ips[i] <= to)
-			return true;
-	return false;
+	for (i = 0; i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER)
+			return i;
+		if (chain->ips[i] >= PERF_CONTEXT_GUEST_USER && chain->ips[i] <= PERF_CONTEXT_GUEST)
+			return -1;
+	}
+	return -1;
+}
+
+/* A chain as 6.19 writes it with defer_callchain: ..., USER_DEFERRED, cookie */
+static bool emu__deferred_chain(const struct ip_callchain *chain)
+{
+	return chain->nr >= 2 && chain->ips[chain->nr - 2] == PERF_CONTEXT_USER_DEFERRED &&
+	       emu__user_at(chain) < 0;
 }
 
 static int emu__sample(struct perf_tool *tool, union perf_event *event,
@@ -439,7 +455,7 @@ static int emu__sample(struct perf_tool *tool, union perf_event *event,
 	struct emu *emu = container_of(tool, struct emu, tool);
 	struct ip_callchain *chain = sample->callchain;
 	struct emu_event *e = emu__add(emu, event, EMU_K_SAMPLE);
-	u64 i;
+	long at;
 
 	if (!e)
 		return emu->err;
@@ -450,31 +466,25 @@ static int emu__sample(struct perf_tool *tool, union perf_event *event,
 	if (!(evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN) || !chain)
 		return 0;
 
-	for (i = 0; i < chain->nr; i++) {
-		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED) {
-			pr_err("sample at %#" PRIx64 " already has a deferred user callchain\n",
-			       sample->time);
-			emu->err = -EINVAL;
-			return emu->err;
-		}
+	if (emu__deferred_chain(chain)) {
+		pr_err("sample at %" PRIu64 " already has a deferred user callchain\n",
+		       sample->time);
+		emu->err = -EINVAL;
+		return emu->err;
 	}
 	if (!evsel__emu_defers(evsel) || !(e->flags & EMU_F_TIMED) ||
 	    !sample->tid || sample->tid == (u32)-1)
 		return 0;
 	if (sample->cpumode != PERF_RECORD_MISC_KERNEL && sample->cpumode != PERF_RECORD_MISC_USER)
 		return 0;
-	/* guest callchains are not the task's */
-	if (emu__chain_has(chain, PERF_CONTEXT_GUEST_USER, PERF_CONTEXT_GUEST))
+	/* no user part (a kernel thread, an exiting task), or a guest's */
+	at = emu__user_at(chain);
+	if (at < 0)
 		return 0;
-	for (i = 0; i < chain->nr; i++)
-		if (chain->ips[i] == PERF_CONTEXT_USER)
-			break;
-	if (i == chain->nr)
-		return 0;	/* no user part: a kernel thread, or an exiting task */
 
 	e->chain_off = (const char *)chain - (const char *)event;
 	e->chain_nr = chain->nr;
-	e->user_at = i;
+	e->user_at = at;
 	e->flags |= EMU_F_DEFER;
 	if (sample->cpumode == PERF_RECORD_MISC_USER)
 		e->flags |= EMU_F_USER;
