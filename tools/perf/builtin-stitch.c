@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * builtin-stitch.c
+ *
+ * perf stitch: files with deferred user callchains (Linux 6.19), whose
+ * samples end in PERF_CONTEXT_USER_DEFERRED + cookie and whose user stacks
+ * come in PERF_RECORD_CALLCHAIN_DEFERRED records.
+ *
+ * One mode per run:
+ *
+ *   --emulate            turn a frame-pointer recording into that format,
+ *                        on any kernel (util/deferred-emulate.c)
+ *   (no mode option)     convert: join each sample to its record and write
+ *                        standard callchains every perf reads   [planned]
+ *   --stats[=json]       only say how the samples stitch         [planned]
+ *   -F folded|speedscope export the stitched stacks              [planned]
+ *
+ * Planned modes are parsed but refused, and hidden from the help.
+ */
+#include "builtin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <subcmd/parse-options.h>
+
+#include "util/debug.h"
+#include "util/deferred-emulate.h"
+#include "util/tool.h"
+
+enum stitch_mode {
+	STITCH_CONVERT,
+	STITCH_EMULATE,
+	STITCH_STATS,
+	STITCH_EXPORT,
+};
+
+struct perf_stitch {
+	/* The convert, stats and export modes read the input through it. */
+	struct perf_tool		tool;
+	const char			*input_name;
+	const char			*output_name;
+	bool				force;
+	/* mode selectors */
+	bool				emulate;
+	const char			*stats;		/* "text" or "json" */
+	const char			*format;	/* "folded" or "speedscope" */
+	/* --emulate */
+	struct deferred_emulate_opts	emu;
+	bool				emu_opts_set;
+};
+
+static int stitch__emulate(struct perf_stitch *stitch)
+{
+	struct deferred_emulate_stats stats;
+	int err;
+
+	stitch->emu.input = stitch->input_name;
+	stitch->emu.output = stitch->output_name;
+	if (!stitch->emu.output && !strcmp(stitch->emu.input, "-"))
+		stitch->emu.output = "-";
+	if (!stitch->emu.output) {
+		pr_err("perf stitch --emulate: no output file (-o)\n");
+		return -EINVAL;
+	}
+	stitch->emu.force = stitch->force;
+
+	err = deferred_emulate(&stitch->emu, &stats);
+	if (err) {
+		pr_err("perf stitch --emulate: failed, no output written\n");
+		return err;
+	}
+	if (!quiet)
+		deferred_emulate__fprintf_stats(&stats, "perf stitch");
+	return 0;
+}
+
+static const struct stitch_mode_ops {
+	const char	*what;
+	/* NULL: not implemented yet */
+	int		(*run)(struct perf_stitch *stitch);
+} stitch_modes[] = {
+	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", NULL },
+	[STITCH_EMULATE] = { "--emulate", stitch__emulate },
+	[STITCH_STATS]	 = { "--stats", NULL },
+	[STITCH_EXPORT]	 = { "-F/--format", NULL },
+};
+
+static int parse_fraction(const struct option *opt, const char *str, int unset)
+{
+	struct perf_stitch *stitch = container_of(opt->value, struct perf_stitch, emu);
+	double *fraction;
+	char *end;
+
+	if (!strcmp(opt->long_name, "drop"))
+		fraction = &stitch->emu.drop;
+	else if (!strcmp(opt->long_name, "duplicate"))
+		fraction = &stitch->emu.duplicate;
+	else if (!strcmp(opt->long_name, "late"))
+		fraction = &stitch->emu.late;
+	else
+		fraction = &stitch->emu.bogus_ip;
+
+	stitch->emu_opts_set = true;
+	if (unset) {
+		*fraction = 0;
+		return 0;
+	}
+	*fraction = strtod(str, &end);
+	if (end == str || *end || !(*fraction >= 0.0 && *fraction <= 1.0)) {
+		pr_err("--%s: expected a fraction between 0 and 1, got '%s'\n",
+		       opt->long_name, str);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_emu_opt(const struct option *opt, const char *str, int unset)
+{
+	struct perf_stitch *stitch = container_of(opt->value, struct perf_stitch, emu);
+	char *end;
+
+	stitch->emu_opts_set = true;
+	if (!strcmp(opt->long_name, "seed")) {
+		stitch->emu.seed = unset ? 0 : strtoull(str, &end, 0);
+		if (!unset && (end == str || *end)) {
+			pr_err("--seed: expected a number, got '%s'\n", str);
+			return -1;
+		}
+	} else if (!strcmp(opt->long_name, "truth")) {
+		stitch->emu.truth = unset ? NULL : str;
+	} else {
+		stitch->emu.exit_records = !unset;
+	}
+	return 0;
+}
+
+int cmd_stitch(int argc, const char **argv)
+{
+	struct perf_stitch stitch = {
+		.input_name	= "perf.data",
+		.emu		= {
+			.exit_records = true,
+		},
+	};
+	const struct stitch_mode_ops *ops;
+	enum stitch_mode mode = STITCH_CONVERT;
+	int nr_modes;
+	struct option options[] = {
+		OPT_STRING('i', "input", &stitch.input_name, "file",
+			   "input file name (- for a pipe)"),
+		OPT_STRING('o', "output", &stitch.output_name, "file",
+			   "output file name (- for a pipe)"),
+		OPT_BOOLEAN('f', "force", &stitch.force, "don't complain, do it"),
+		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+		OPT_BOOLEAN('q', "quiet", &quiet, "do not print the summary"),
+		OPT_BOOLEAN(0, "emulate", &stitch.emulate,
+			    "turn a frame-pointer recording into the deferred callchains a 6.19 kernel writes"),
+		OPT_CALLBACK(0, "drop", &stitch.emu, "fraction",
+			     "--emulate: leave out this fraction of the deferred records",
+			     parse_fraction),
+		OPT_CALLBACK(0, "duplicate", &stitch.emu, "fraction",
+			     "--emulate: write this fraction of the records twice",
+			     parse_fraction),
+		OPT_CALLBACK(0, "late", &stitch.emu, "fraction",
+			     "--emulate: in this fraction of the kernel entries, take the last sample after the record",
+			     parse_fraction),
+		OPT_CALLBACK(0, "bogus-ip", &stitch.emu, "fraction",
+			     "--emulate: insert an ip >= PERF_CONTEXT_MAX into this fraction of the records",
+			     parse_fraction),
+		OPT_CALLBACK(0, "seed", &stitch.emu, "n",
+			     "--emulate: seed of the fault injection (default 0)", parse_emu_opt),
+		OPT_CALLBACK(0, "truth", &stitch.emu, "file",
+			     "--emulate: write the ground truth (JSON lines) to this file",
+			     parse_emu_opt),
+		OPT_CALLBACK_NOOPT(0, "exit-records", &stitch.emu, NULL,
+				   "--emulate: a task exiting inside the kernel writes its record (default; --no-exit-records: it does not)",
+				   parse_emu_opt),
+		/* planned modes: hidden until implemented */
+		OPT_STRING_OPTARG(0, "stats", &stitch.stats, "json",
+				  "only report how the samples stitch", "text"),
+		OPT_STRING('F', "format", &stitch.format, "folded|speedscope",
+			   "export the stitched stacks"),
+		OPT_END()
+	};
+	const char * const stitch_usage[] = {
+		"perf stitch --emulate [<options>] -i <fp.data> -o <deferred.data>",
+		NULL
+	};
+
+	set_option_flag(options, 0, "stats", PARSE_OPT_HIDDEN);
+	set_option_flag(options, 'F', "format", PARSE_OPT_HIDDEN);
+
+	argc = parse_options(argc, argv, options, stitch_usage, 0);
+	if (argc)
+		usage_with_options(stitch_usage, options);
+	if (quiet)
+		perf_quiet_option();
+
+	nr_modes = stitch.emulate + !!stitch.stats + !!stitch.format;
+	if (nr_modes > 1) {
+		pr_err("perf stitch: --emulate, --stats and -F are exclusive\n");
+		return -EINVAL;
+	}
+	if (stitch.emulate)
+		mode = STITCH_EMULATE;
+	else if (stitch.stats)
+		mode = STITCH_STATS;
+	else if (stitch.format)
+		mode = STITCH_EXPORT;
+
+	if (mode != STITCH_EMULATE && stitch.emu_opts_set) {
+		pr_err("perf stitch: --drop, --duplicate, --late, --bogus-ip, --seed, --truth and --exit-records go with --emulate\n");
+		return -EINVAL;
+	}
+
+	ops = &stitch_modes[mode];
+	if (!ops->run) {
+		pr_err("perf stitch: %s is not implemented yet; only --emulate is\n", ops->what);
+		return -EOPNOTSUPP;
+	}
+	return ops->run(&stitch);
+}
