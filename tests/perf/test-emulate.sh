@@ -38,16 +38,9 @@ CC=${CC:-cc}
 PY=${PYTHON:-python3}
 CHECK="$PY $here/emulate-check.py"
 
-pass=0
-fail=0
+. "$here/lib.sh"
 skip=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
 skipped() { skip=$((skip + 1)); echo "SKIP - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-has() { grep -Eq -- "$2" "$1"; }
-hasnt() { ! grep -Eq -- "$2" "$1"; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
 gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
 # stat FILE NAME: "NAME events:" in perf report --stats output (0 if absent)
 stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$1"; }

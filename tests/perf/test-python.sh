@@ -30,12 +30,7 @@ PY=${PYTHON:-python3}
 GEN="$PY $here/inject-deferred.py"
 DUMP=$here/python-deferred-dump.py
 
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+. "$here/lib.sh"
 gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
 same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -20 | sed 's/^/     /'; return 1; }; }
 # report FILE: count the "ok ..." / "FAIL ..." lines of the Python checks

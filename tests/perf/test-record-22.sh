@@ -25,23 +25,12 @@ SYS_PERF=${SYS_PERF:-/usr/bin/perf}
 PY=${PYTHON:-python3}
 GEN="$PY $here/inject-deferred.py"
 
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-# check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-# has FILE REGEX: a line of FILE matches the extended regex
-has() { grep -Eq -- "$2" "$1"; }
-hasnt() { ! grep -Eq -- "$2" "$1"; }
-# count FILE REGEX
-count() { grep -Ec -- "$2" "$1"; }
+. "$here/lib.sh"
 # stat FILE NAME: the number of "NAME events:" in 'perf report --stats'
 # output (the aggregated section comes first)
 stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; exit }' "$1"; }
 # field NAME < inject-deferred.py output: the value of NAME= on the first line
 field() { sed -nE "1s/.* $1=([^ ]*).*/\1/p"; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
 
 if [ ! -x "$PERF" ]; then
 	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"

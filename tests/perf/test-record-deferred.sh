@@ -29,16 +29,7 @@ PERF=${PERF:-build/perf}
 case $PERF in /*) ;; */*) PERF=$top/$PERF ;; esac
 CC=${CC:-gcc}
 
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-# check DESCRIPTION COMMAND...: passes when COMMAND succeeds
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-has() { grep -Eq -- "$2" "$1"; }
-hasnt() { ! grep -Eq -- "$2" "$1"; }
-count() { grep -Ec -- "$2" "$1"; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+. "$here/lib.sh"
 ge1() { [ "$1" -ge 1 ] || { echo "     expected at least 1, got '$1'"; return 1; }; }
 finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 

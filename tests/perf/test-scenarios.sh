@@ -41,18 +41,11 @@ PY=${PYTHON:-/usr/bin/python3}
 OUT="$PY $here/perfout.py"
 LIBUNWIND_COOKIE=${LIBUNWIND_COOKIE:-$top/build/libunwind-cookie/libunwind-cookie.so}
 
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-has()   { grep -Eq -- "$2" "$1"; }
-hasnt() { ! grep -Eq -- "$2" "$1"; }
+. "$here/lib.sh"
 # names FILE OFFSET: a line of FILE names the file offset OFFSET (0x...)
 names() { grep -Eq -- "(^|[^0-9a-fx])$2([^0-9a-f]|\$)" "$1"; }
 # rx STRING: STRING as an extended regex matching itself
 rx() { printf '%s' "$1" | sed 's/[][\.*^$()+?{}|]/\\&/g'; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
 # same EXPECTED GOT: files equal; the diff is shown with VERBOSE=1
 same() {
 	cmp -s "$1" "$2" && return 0

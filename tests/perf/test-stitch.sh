@@ -32,15 +32,7 @@ SYS_PERF=${SYS_PERF:-/usr/bin/perf}
 PY=${PYTHON:-python3}
 GEN="$PY $here/inject-deferred.py"
 
-pass=0
-fail=0
-ok()  { pass=$((pass + 1)); echo "ok   - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
-has() { grep -Eq -- "$2" "$1"; }
-hasnt() { ! grep -Eq -- "$2" "$1"; }
-count() { grep -Ec -- "$2" "$1"; }
-eq() { [ "$1" = "$2" ] || { echo "     expected '$2', got '$1'"; return 1; }; }
+. "$here/lib.sh"
 gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
 # same FILE1 FILE2: identical, else show the start of the diff
 same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -10 | sed 's/^/     /'; return 1; }; }
