@@ -12,7 +12,8 @@
  *                        on any kernel (util/deferred-emulate.c)
  *   (no mode option)     convert: join each sample to its record and write
  *                        standard callchains every perf reads   [planned]
- *   --stats[=json]       only say how the samples stitch         [planned]
+ *   --stats[=json]       only say how the samples stitch: the stitch
+ *                        engine's counters (util/deferred-callchain.c)
  *   -F folded|speedscope export the stitched stacks              [planned]
  *
  * Planned modes are parsed but refused, and hidden from the help.
@@ -20,14 +21,21 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/compiler.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <subcmd/parse-options.h>
 
+#include "util/data.h"
 #include "util/debug.h"
+#include "util/deferred-callchain.h"
 #include "util/deferred-emulate.h"
+#include "util/event.h"
+#include "util/session.h"
 #include "util/tool.h"
 
 enum stitch_mode {
@@ -77,6 +85,141 @@ static int stitch__emulate(struct perf_stitch *stitch)
 	return 0;
 }
 
+/* --stats: the session stitches; the tool has nothing to do per event */
+static int stitch__stats_sample(struct perf_tool *tool __maybe_unused,
+				union perf_event *event __maybe_unused,
+				struct perf_sample *sample __maybe_unused,
+				struct evsel *evsel __maybe_unused,
+				struct machine *machine __maybe_unused)
+{
+	return 0;
+}
+
+static double stitch__pct(u64 n, u64 of)
+{
+	return of ? 100.0 * n / of : 0.0;
+}
+
+static void stitch__stats_text(const struct deferred_stitch_stats *st, FILE *fp)
+{
+	int r;
+
+	fprintf(fp, "%-22s %" PRIu64 "\n", "deferred samples:", st->deferred_samples);
+	if (!st->stitching && st->deferred_samples + st->records)
+		fprintf(fp, "%-22s not stitched (no sample times)\n", "stitched:");
+	else
+		fprintf(fp, "%-22s %" PRIu64 " (%.1f%%)\n", "stitched:", st->stitched,
+			stitch__pct(st->stitched, st->deferred_samples));
+	fprintf(fp, "%-22s %" PRIu64 " (%.1f%%)\n", "orphans:", st->orphans_total,
+		stitch__pct(st->orphans_total, st->deferred_samples));
+	for (r = 1; r < st->nr_reasons; r++)
+		fprintf(fp, "  %-20s %" PRIu64 "\n", deferred_stitch__reason_name(r),
+			st->orphans[r]);
+	fprintf(fp, "%-22s %" PRIu64 "\n", "records:", st->records);
+	fprintf(fp, "%-22s %" PRIu64 " (%" PRIu64 " conflicting)\n", "duplicate records:",
+		st->duplicates + st->duplicates_conflicting, st->duplicates_conflicting);
+	fprintf(fp, "%-22s %" PRIu64 "\n", "late samples:", st->late_samples);
+	if (st->cpu_known)
+		fprintf(fp, "%-22s %" PRIu64 "\n", "cross-CPU records:", st->cross_cpu_records);
+	else
+		fprintf(fp, "%-22s unknown (no PERF_SAMPLE_CPU)\n", "cross-CPU records:");
+	fprintf(fp, "%-22s %" PRIu64 " truncated, %" PRIu64 " empty, %" PRIu64 " unclaimed\n",
+		"records cut/unused:", st->truncated_records, st->empty_records,
+		st->unclaimed_records);
+	fprintf(fp, "%-22s %" PRIu64 "\n", "lost notices:", st->lost_notices);
+	fprintf(fp, "%-22s %" PRIu64 " samples, %" PRIu64 " bytes\n", "peak pending:",
+		st->peak_pending_samples, st->peak_pending_bytes);
+	fprintf(fp, "%-22s min %" PRId64 ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64
+		" (%" PRIu64 " samples)\n", "latency (ns):", st->latency.min, st->latency.median,
+		st->latency.p99, st->latency.max, st->latency.count);
+}
+
+static void stitch__stats_json(const struct deferred_stitch_stats *st, FILE *fp)
+{
+	int r;
+
+	fprintf(fp, "{\"stitching\": %s, \"samples\": %" PRIu64 ", \"deferred_samples\": %" PRIu64
+		", \"records\": %" PRIu64 ", \"stitched\": %" PRIu64 ", \"orphans\": {",
+		st->stitching ? "true" : "false", st->samples, st->deferred_samples,
+		st->records, st->stitched);
+	for (r = 1; r < st->nr_reasons; r++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, r > 1 ? ", " : "",
+			deferred_stitch__reason_key(r), st->orphans[r]);
+	fprintf(fp, "}, \"orphans_total\": %" PRIu64 ", \"duplicates\": %" PRIu64
+		", \"duplicates_conflicting\": %" PRIu64 ", \"late_samples\": %" PRIu64,
+		st->orphans_total, st->duplicates, st->duplicates_conflicting, st->late_samples);
+	if (st->cpu_known)
+		fprintf(fp, ", \"cross_cpu_records\": %" PRIu64, st->cross_cpu_records);
+	else
+		fprintf(fp, ", \"cross_cpu_records\": null");
+	fprintf(fp, ", \"truncated_records\": %" PRIu64 ", \"empty_records\": %" PRIu64
+		", \"unclaimed_records\": %" PRIu64 ", \"lost_notices\": %" PRIu64
+		", \"peak_pending_samples\": %" PRIu64 ", \"peak_pending_bytes\": %" PRIu64
+		", \"latency\": {\"count\": %" PRIu64 ", \"min\": %" PRId64 ", \"median\": %" PRId64
+		", \"p99\": %" PRId64 ", \"max\": %" PRId64 "}}\n",
+		st->truncated_records, st->empty_records, st->unclaimed_records,
+		st->lost_notices, st->peak_pending_samples, st->peak_pending_bytes,
+		st->latency.count, st->latency.min, st->latency.median, st->latency.p99,
+		st->latency.max);
+}
+
+static int stitch__stats(struct perf_stitch *stitch)
+{
+	struct perf_data data = {
+		.path	= stitch->input_name,
+		.mode	= PERF_DATA_MODE_READ,
+		.force	= stitch->force,
+	};
+	struct deferred_stitch_stats st;
+	struct perf_session *session;
+	bool json;
+	int err;
+
+	if (!strcmp(stitch->stats, "json")) {
+		json = true;
+	} else if (!strcmp(stitch->stats, "text")) {
+		json = false;
+	} else {
+		pr_err("perf stitch --stats: unknown format '%s' (text or json)\n", stitch->stats);
+		return -EINVAL;
+	}
+	if (stitch->output_name) {
+		pr_err("perf stitch --stats: writes no file (-o); the statistics go to stdout\n");
+		return -EINVAL;
+	}
+
+	/* like perf script: time order, the session stitches while delivering */
+	stitch->tool.sample		= stitch__stats_sample;
+	stitch->tool.ordered_events	= true;
+	stitch->tool.ordering_requires_timestamps = true;
+
+	session = perf_session__new(&data, &stitch->tool);
+	if (IS_ERR(session)) {
+		/* perf_data__open() said why */
+		pr_err("perf stitch --stats: cannot read %s\n", stitch->input_name);
+		return PTR_ERR(session) ?: -EINVAL;
+	}
+
+	err = perf_session__process_events(session);
+	if (err) {
+		pr_err("perf stitch --stats: failed to process %s: %s\n", stitch->input_name,
+		       strerror(err < 0 ? -err : err));
+		goto out;
+	}
+	perf_session__deferred_stats(session, &st);
+	if (json)
+		stitch__stats_json(&st, stdout);
+	else
+		stitch__stats_text(&st, stdout);
+	if (fflush(stdout) || ferror(stdout)) {
+		pr_err("perf stitch --stats: cannot write the statistics\n");
+		err = -EIO;
+	}
+out:
+	perf_session__delete(session);
+	return err;
+}
+
 static const struct stitch_mode_ops {
 	const char	*what;
 	/* NULL: not implemented yet */
@@ -84,7 +227,7 @@ static const struct stitch_mode_ops {
 } stitch_modes[] = {
 	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", NULL },
 	[STITCH_EMULATE] = { "--emulate", stitch__emulate },
-	[STITCH_STATS]	 = { "--stats", NULL },
+	[STITCH_STATS]	 = { "--stats", stitch__stats },
 	[STITCH_EXPORT]	 = { "-F/--format", NULL },
 };
 
@@ -178,19 +321,19 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_CALLBACK_NOOPT(0, "exit-records", &stitch.emu, NULL,
 				   "--emulate: a task exiting inside the kernel writes its record (default; --no-exit-records: it does not)",
 				   parse_emu_opt),
-		/* planned modes: hidden until implemented */
 		OPT_STRING_OPTARG(0, "stats", &stitch.stats, "json",
-				  "only report how the samples stitch", "text"),
+				  "only report how the samples stitch (text, or json)", "text"),
+		/* planned modes: hidden until implemented */
 		OPT_STRING('F', "format", &stitch.format, "folded|speedscope",
 			   "export the stitched stacks"),
 		OPT_END()
 	};
 	const char * const stitch_usage[] = {
 		"perf stitch --emulate [<options>] -i <fp.data> -o <deferred.data>",
+		"perf stitch --stats[=json] [-i <deferred.data>]",
 		NULL
 	};
 
-	set_option_flag(options, 0, "stats", PARSE_OPT_HIDDEN);
 	set_option_flag(options, 'F', "format", PARSE_OPT_HIDDEN);
 
 	argc = parse_options(argc, argv, options, stitch_usage, 0);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/compiler.h>
+#include <linux/build_bug.h>
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <perf/event.h>
@@ -890,6 +891,62 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 			       stats.latency.max);
 	}
 	return ret;
+}
+
+void perf_session__deferred_stats(struct perf_session *session,
+				  struct deferred_stitch_stats *stats)
+{
+	struct deferred_callchain *dc = session->deferred;
+	struct unwind_stitcher_stats st;
+	int r;
+
+	BUILD_BUG_ON(UNWIND_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);
+	memset(stats, 0, sizeof(*stats));
+	stats->nr_reasons = UNWIND_ORPHAN__MAX;
+	if (session->evlist)
+		stats->cpu_known = evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU;
+	if (!dc)
+		return;
+	if (!dc->st) {
+		stats->deferred_samples = dc->nr_samples;
+		stats->records = dc->nr_records;
+		return;
+	}
+
+	unwind_stitcher__stats(dc->st, &st);
+	stats->stitching		= true;
+	stats->samples			= st.samples;
+	stats->deferred_samples		= st.deferred_samples;
+	stats->records			= st.records;
+	stats->stitched			= st.stitched;
+	for (r = 0; r < UNWIND_ORPHAN__MAX; r++)
+		stats->orphans[r]	= st.orphans[r];
+	stats->orphans_total		= st.orphans_total;
+	stats->duplicates		= st.duplicates;
+	stats->duplicates_conflicting	= st.duplicates_conflicting;
+	stats->late_samples		= st.late_samples;
+	stats->cross_cpu_records	= st.cross_cpu_records;
+	stats->truncated_records	= st.truncated_records;
+	stats->empty_records		= st.empty_records;
+	stats->unclaimed_records	= st.unclaimed_records;
+	stats->lost_notices		= st.lost_notices;
+	stats->peak_pending_samples	= st.peak_pending_samples;
+	stats->peak_pending_bytes	= st.peak_pending_bytes;
+	stats->latency.count		= st.latency.count;
+	stats->latency.min		= st.latency.min;
+	stats->latency.median		= st.latency.median;
+	stats->latency.p99		= st.latency.p99;
+	stats->latency.max		= st.latency.max;
+}
+
+const char *deferred_stitch__reason_name(int reason)
+{
+	return unwind_orphan_reason__name(reason);
+}
+
+const char *deferred_stitch__reason_key(int reason)
+{
+	return unwind_orphan_reason__key(reason);
 }
 
 /* ---- printing records ---- */

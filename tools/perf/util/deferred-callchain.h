@@ -128,6 +128,53 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 					      const char *prefix);
 
 /*
+ * The stitch engine's counters (struct unwind_stitcher_stats, whose header
+ * only deferred-callchain.o sees), for perf stitch --stats.  Read them after
+ * perf_session__process_events(), before the session is deleted.
+ */
+#define DEFERRED_STITCH_REASONS_MAX	16
+
+struct deferred_stitch_stats {
+	bool	stitching;		/* the engine ran: the counters below are its */
+	bool	cpu_known;		/* PERF_SAMPLE_CPU: cross_cpu_records is known */
+	u64	samples;
+	u64	deferred_samples;
+	u64	records;
+	u64	stitched;
+	/* [reason], reason from 1 to nr_reasons - 1; [0] unused */
+	u64	orphans[DEFERRED_STITCH_REASONS_MAX];
+	int	nr_reasons;
+	u64	orphans_total;
+	u64	duplicates;
+	u64	duplicates_conflicting;
+	u64	late_samples;
+	u64	cross_cpu_records;
+	u64	truncated_records;
+	u64	empty_records;
+	u64	unclaimed_records;
+	u64	lost_notices;
+	u64	peak_pending_samples;
+	u64	peak_pending_bytes;
+	struct {
+		u64	count;
+		s64	min;
+		s64	median;
+		s64	p99;
+		s64	max;
+	} latency;			/* record time - sample time, ns */
+};
+
+/*
+ * Zeros for a session without deferred callchains; without the engine
+ * (stitching off or impossible), only the deferred samples and records.
+ */
+void perf_session__deferred_stats(struct perf_session *session,
+				  struct deferred_stitch_stats *stats);
+/* "record lost", ... and "record_lost", ... (unwind_orphan_reason__name/key) */
+const char *deferred_stitch__reason_name(int reason);
+const char *deferred_stitch__reason_key(int reason);
+
+/*
  * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
  * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
  * else "[user stack deferred]", or with deferred_callchain__cookie_frames()

@@ -1,0 +1,141 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf stitch --stats[=json]: the stitch engine's counters for a deferred
+# recording must be the ones 'perf script' prints in its summary line
+# ("deferred callchains: ..." on stderr) for the same file.
+#
+# usage: tests/perf/test-stitch-stats.sh     (after make -f Makefile.perf-patch)
+#   PERF=...      patched perf to test (default: build/perf)
+#   SYS_PERF=...  perf for the recording (default: /usr/bin/perf, else $PERF)
+#   KEEP=1        keep the temporary directory
+# Exit status is non-zero when a check fails; the last line is
+# "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+PY=${PYTHON:-python3}
+GEN="$PY $here/inject-deferred.py"
+
+. "$here/lib.sh"
+gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
+# summary FILE FIELD: the number before FIELD in the "deferred callchains:" line
+summary() { sed -nE "s/.*deferred callchains:.* ([0-9]+) $2.*/\1/p" "$1" | head -1; }
+# orphan FILE "REASON NAME": the count of that reason in the summary line, 0 if absent
+orphan() { sed -nE "s/.*deferred callchains:.*(\(|, )$2 ([0-9]+)[,)].*/\2/p" "$1" | head -1 | grep . || echo 0; }
+# text FILE LABEL: the first number after "LABEL:" in --stats output
+text() { sed -nE "s/^ *$2:? +([0-9]+).*/\1/p" "$1" | head -1; }
+# js FILE EXPR: a value of the --stats=json object (d), printed by python
+js() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+if [ ! -x "$PERF" ]; then
+	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version >/dev/null 2>&1; then
+	SYS_PERF=$PERF
+fi
+
+tmp=$(mktemp -d /tmp/test-stitch-stats.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+# ------------------------------------------------------------ recording
+if ! "$SYS_PERF" record -q -g -o fp.data -- ls -R /usr/share/doc > /dev/null 2> record.log; then
+	cat record.log
+	bad "perf record ($SYS_PERF)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+if ! $GEN --defer --drop-every 7 --dup-every 5 fp.data d.data > gen.log 2>&1; then
+	cat gen.log
+	bad "inject-deferred.py --defer --drop-every 7 --dup-every 5"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+
+"$PERF" script -i d.data > /dev/null 2> script.err
+check "perf script: summary line" has script.err 'deferred callchains: '
+sed -n 's/^/     /; /deferred callchains/p' script.err
+
+# ------------------------------------------------------------ text
+"$PERF" stitch --stats -i d.data > stats.txt 2> stats.err
+check "--stats: exit 0" eq "$?" 0
+sed 's/^/     /' stats.txt
+
+ds=$(summary script.err 'deferred samples')
+st=$(summary script.err stitched)
+orph=$(summary script.err orphans)
+rec=$(summary script.err records)
+dup=$(summary script.err 'duplicate records')
+check "file has deferred samples" gt "${ds:-0}" 0
+check "some orphans (--drop-every 7)" gt "${orph:-0}" 0
+check "some duplicates (--dup-every 5)" gt "${dup:-0}" 0
+check "text: deferred samples = script" eq "$(text stats.txt 'deferred samples')" "$ds"
+check "text: stitched = script" eq "$(text stats.txt stitched)" "$st"
+check "text: orphans = script" eq "$(text stats.txt orphans)" "$orph"
+check "text: records = script" eq "$(text stats.txt records)" "$rec"
+check "text: duplicate records = script" eq "$(text stats.txt 'duplicate records')" "$dup"
+for reason in "record lost" "task exited" "stream ended" "memory cap" "exec" "unwind failed"; do
+	check "text: orphans, $reason = script" eq "$(text stats.txt "$reason")" "$(orphan script.err "$reason")"
+done
+pct=$(sed -nE 's/.* stitched \(([0-9.]+%)\).*/\1/p' script.err)
+check "text: stitched % = script ($pct)" has stats.txt "^stitched: +$st \\($pct\\)"
+check "text: latency line" has stats.txt '^latency \(ns\): +min -?[0-9]+, median -?[0-9]+, p99 -?[0-9]+, max -?[0-9]+'
+
+# ------------------------------------------------------------ json
+"$PERF" stitch --stats=json -i d.data > stats.json 2> json.err
+check "--stats=json: exit 0" eq "$?" 0
+sed 's/^/     /' stats.json
+check "--stats=json: parses" $PY -c 'import json,sys; json.load(sys.stdin)' < stats.json
+check "--stats=json: one line" eq "$(wc -l < stats.json)" 1
+check "json: deferred_samples = script" eq "$(js stats.json "d['deferred_samples']")" "$ds"
+check "json: stitched = script" eq "$(js stats.json "d['stitched']")" "$st"
+check "json: orphans_total = script" eq "$(js stats.json "d['orphans_total']")" "$orph"
+check "json: sum of orphans = orphans_total" eq "$(js stats.json "sum(d['orphans'].values())")" "$orph"
+check "json: records = script" eq "$(js stats.json "d['records']")" "$rec"
+check "json: duplicates + conflicting = script" \
+	eq "$(js stats.json "d['duplicates'] + d['duplicates_conflicting']")" "$dup"
+for key in "record lost:record_lost" "task exited:task_exited" "stream ended:stream_ended" \
+	   "memory cap:memory_cap" "exec:exec" "unwind failed:unwind_failed"; do
+	check "json: orphans.${key#*:} = script" \
+		eq "$(js stats.json "d['orphans']['${key#*:}']")" "$(orphan script.err "${key%:*}")"
+done
+check "json: all keys" eq "$(js stats.json "' '.join(k for k in ('samples', 'deferred_samples', 'records', 'stitched', 'orphans', 'orphans_total', 'duplicates', 'duplicates_conflicting', 'late_samples', 'cross_cpu_records', 'truncated_records', 'empty_records', 'unclaimed_records', 'lost_notices', 'peak_pending_samples', 'peak_pending_bytes', 'latency') if k not in d)")" ""
+check "json: latency keys" eq "$(js stats.json "sorted(d['latency'])")" "['count', 'max', 'median', 'min', 'p99']"
+check "json = text: late samples" eq "$(js stats.json "d['late_samples']")" "$(text stats.txt 'late samples')"
+check "json = text: peak pending samples" eq "$(js stats.json "d['peak_pending_samples']")" \
+	"$(sed -nE 's/^peak pending: +([0-9]+) samples.*/\1/p' stats.txt)"
+
+# ------------------------------------------------------------ no deferred samples
+"$PERF" stitch --stats=json -i fp.data > fp.json 2> fp.err
+check "no deferred samples: exit 0" eq "$?" 0
+check "no deferred samples: valid JSON" $PY -c 'import json,sys; json.load(sys.stdin)' < fp.json
+check "no deferred samples: zeros" eq "$(js fp.json "d['deferred_samples'] + d['stitched'] + d['records'] + d['orphans_total']")" 0
+"$PERF" stitch --stats -i fp.data > fp.txt 2>> fp.err
+check "no deferred samples, text: exit 0" eq "$?" 0
+check "no deferred samples, text: 0 deferred samples" eq "$(text fp.txt 'deferred samples')" 0
+
+# ------------------------------------------------------------ errors
+"$PERF" stitch --stats -i missing.data > miss.out 2> miss.err
+rc=$?
+check "missing file: non-zero exit" [ "$rc" -ne 0 ]
+check "missing file: a message" has miss.err 'missing\.data'
+check "missing file: nothing on stdout" [ ! -s miss.out ]
+"$PERF" stitch --stats=xml -i d.data > /dev/null 2> xml.err
+rc=$?
+check "--stats=xml: non-zero exit" [ "$rc" -ne 0 ]
+check "--stats=xml: a message" has xml.err "unknown format 'xml'"
+"$PERF" stitch --stats --emulate -i d.data -o x.data > /dev/null 2> excl.err
+rc=$?
+check "--stats --emulate: refused" [ "$rc" -ne 0 ]
+"$PERF" stitch -F folded -i d.data > /dev/null 2> fmt.err
+rc=$?
+check "-F still refused as not implemented" has fmt.err 'not implemented'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
