@@ -8,6 +8,7 @@
 #   make bench        build and run the benchmarks
 #   make fuzz         run every fuzzer for FUZZ_SECONDS (default 60)
 #   make deps         install missing Debian packages (no-op when all present)
+#   make node-deps    install the pinned npm packages into node_modules/
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -21,7 +22,11 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # Debian packages the build and the test suites need. libclang-rt-14-dev
 # carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
 # linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
-DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf
+# chromium renders make demo's flame graph in the screenshot test.  Node.js
+# and npm (for node-deps) are checked by command, since the machines may
+# carry them from a non-Debian nodejs package.
+DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
+	chromium
 
 all:
 	$(LIB_MAKE) all
@@ -35,7 +40,7 @@ check-perf:
 	tests/perf/run-all.sh
 
 # Future suites (patched perf, perf stitch) add their own check steps here.
-check: deps
+check: deps node-deps
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
 	$(MAKE) check-perf
@@ -61,6 +66,7 @@ deps:
 		st=$$(dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null || true); \
 		[ "$$st" = "install ok installed" ] || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -z "$$missing" ]; then \
 		echo "deps: all present ($(DEPS_PACKAGES))"; \
 		exit 0; \
@@ -78,8 +84,18 @@ deps:
 	$$sudo env DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y --no-install-recommends $$missing
 
+# npm packages pinned by package-lock.json, into node_modules/: the
+# d3-flame-graph template for perf's flamegraph.py, speedscope's file format
+# schema and ajv to validate against it.
+node-deps: deps
+	@if [ node_modules/.package-lock.json -nt package-lock.json ]; then \
+		echo "node-deps: node_modules up to date"; \
+	else \
+		npm ci --no-audit --no-fund --ignore-scripts; \
+	fi
+
 clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf bench fuzz install uninstall deps clean
+.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps clean
