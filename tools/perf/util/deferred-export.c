@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
@@ -730,6 +731,7 @@ struct export_output {
 
 static int output__open(struct export_output *out, const char *path)
 {
+	mode_t mask;
 	int fd;
 
 	if (!path || !strcmp(path, "-")) {
@@ -747,6 +749,11 @@ static int output__open(struct export_output *out, const char *path)
 		pr_err("perf stitch: cannot create %s: %s\n", out->tmp, strerror(err));
 		return -err;
 	}
+	/* mkstemp() makes it 0600: give it the mode of any new file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		pr_debug("perf stitch: cannot chmod %s: %s\n", out->tmp, strerror(errno));
 	out->fp = fdopen(fd, "w");
 	if (!out->fp) {
 		int err = errno;
