@@ -168,6 +168,14 @@ check "-o: exit 0" eq "$?" 0
 check "-o -q: nothing on stdout or stderr" eval '[ ! -s a.stdout ] && [ ! -s a.out.err ]'
 check "-o: the same as on stdout" same a.out.folded a.folded
 check "-o: no temporary file left" eval '! ls a.out.folded.tmp-* > /dev/null 2>&1'
+# -o to a device: written, never replaced by a renamed temporary file
+mkfifo out.fifo
+cat out.fifo > fifo.folded &
+"$PERF" stitch -q -F folded -i emu.data -o out.fifo
+wait
+check "-o FIFO: still a FIFO" [ -p out.fifo ]
+check "-o FIFO: the output went through it" same fifo.folded a.folded
+
 # pipe mode: a recording written to a pipe, read from stdin
 "$SYS_PERF" record -q -g -e cpu-clock -o - -- ./workload 50 > pipe.data 2> /dev/null
 "$PERF" script -i - -F $FIELDS < pipe.data 2> /dev/null | $COLLAPSE | sort > pipe.expected

@@ -726,16 +726,29 @@ static void export_stacks__exit(struct export_stacks *es)
 struct export_output {
 	FILE	*fp;
 	char	tmp[PATH_MAX];
-	bool	is_file;
+	bool	is_file;	/* written to tmp, renamed to the path */
+	bool	in_place;	/* a device or a FIFO: written, never replaced */
 };
 
 static int output__open(struct export_output *out, const char *path)
 {
+	struct stat st;
 	mode_t mask;
 	int fd;
 
 	if (!path || !strcmp(path, "-")) {
 		out->fp = stdout;
+		return 0;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		out->fp = fopen(path, "w");
+		if (!out->fp) {
+			int err = errno;
+
+			pr_err("perf stitch: cannot open %s: %s\n", path, strerror(err));
+			return -err;
+		}
+		out->in_place = true;
 		return 0;
 	}
 	if (snprintf(out->tmp, sizeof(out->tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(out->tmp)) {
@@ -773,6 +786,8 @@ static int output__close(struct export_output *out, const char *path, int err)
 	if (!out->fp)
 		return err;
 	if (fflush(out->fp) || ferror(out->fp))
+		ret = -EIO;
+	if (out->in_place && fclose(out->fp))
 		ret = -EIO;
 	if (out->is_file) {
 		if (fclose(out->fp))
