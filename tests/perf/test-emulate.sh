@@ -279,14 +279,15 @@ err_case "pipe input, file output" e8.data --emulate -i - -o e8.data < pipe.fp
 err_case "fault options without --emulate" e9.data -i fp.data -o e9.data --drop 0.1
 err_case "convert mode (not implemented)" e10.data -i emu.data -o e10.data
 check "convert mode: says it is not implemented" has err.err 'not implemented yet'
-err_case "-F (not implemented)" e11.data -i emu.data -F folded
+err_case "-F with --emulate" e11.data --emulate -i fp.data -o e11.data -F folded
+check "-F with --emulate: exclusive" has err.err 'exclusive'
 err_case "--stats with --emulate" e12.data -i emu.data --stats --emulate -o e12.data
 "$PERF" stitch --stats -i emu.data > emu.stitch-stats 2> emu.stitch-stats.err
 check "--stats (tests/perf/test-stitch-stats.sh): runs on the emulated file" has emu.stitch-stats '^deferred samples: +[1-9]'
 "$PERF" stitch -h > help.out 2>&1
 check "help: --emulate advertised" has help.out '--emulate'
 check "help: --stats advertised" has help.out '--stats'
-check "help: planned modes not advertised" hasnt help.out '--format'
+check "help: -F/--format advertised (test-stitch-export.sh)" has help.out '--format'
 
 # ------------------------------------------------------------ perf record --call-graph deferred,emulate
 "$PERF" record --call-graph=deferred,emulate -o rec.data -- ./workload 200 > rec.out 2> rec.err

@@ -133,9 +133,10 @@ check "--stats=xml: a message" has xml.err "unknown format 'xml'"
 "$PERF" stitch --stats --emulate -i d.data -o x.data > /dev/null 2> excl.err
 rc=$?
 check "--stats --emulate: refused" [ "$rc" -ne 0 ]
-"$PERF" stitch -F folded -i d.data > /dev/null 2> fmt.err
+"$PERF" stitch -F folded --stats -i d.data > /dev/null 2> fmt.err
 rc=$?
-check "-F still refused as not implemented" has fmt.err 'not implemented'
+check "-F with --stats: refused" [ "$rc" -ne 0 ]
+check "-F with --stats: exclusive" has fmt.err 'exclusive'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

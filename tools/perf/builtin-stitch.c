@@ -14,7 +14,8 @@
  *                        standard callchains every perf reads   [planned]
  *   --stats[=json]       only say how the samples stitch: the stitch
  *                        engine's counters (util/deferred-callchain.c)
- *   -F folded|speedscope export the stitched stacks              [planned]
+ *   -F folded|speedscope export the stitched stacks as folded stacks or a
+ *                        speedscope profile (util/deferred-export.c)
  *
  * Planned modes are parsed but refused, and hidden from the help.
  */
@@ -28,14 +29,17 @@
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/stringify.h>
 #include <subcmd/parse-options.h>
 
 #include "util/data.h"
 #include "util/debug.h"
 #include "util/deferred-callchain.h"
 #include "util/deferred-emulate.h"
+#include "util/deferred-export.h"
 #include "util/event.h"
 #include "util/session.h"
+#include "util/symbol.h"
 #include "util/tool.h"
 
 enum stitch_mode {
@@ -58,6 +62,8 @@ struct perf_stitch {
 	/* --emulate */
 	struct deferred_emulate_opts	emu;
 	bool				emu_opts_set;
+	/* -F */
+	struct deferred_export_opts	exp;
 };
 
 static int stitch__emulate(struct perf_stitch *stitch)
@@ -220,6 +226,34 @@ out:
 	return err;
 }
 
+static int stitch__export(struct perf_stitch *stitch)
+{
+	struct deferred_export_stats stats;
+	int err;
+
+	if (deferred_export__parse_format(stitch->format, &stitch->exp.format)) {
+		pr_err("perf stitch: unknown format '%s' (-F folded or -F speedscope)\n",
+		       stitch->format);
+		return -EINVAL;
+	}
+	if (stitch->exp.format != DEFERRED_EXPORT__FOLDED &&
+	    (stitch->exp.kernel_suffix || stitch->exp.separator || stitch->exp.pid ||
+	     stitch->exp.tid)) {
+		pr_err("perf stitch: --kernel-suffix, --separator, --pid and --tid go with -F folded\n");
+		return -EINVAL;
+	}
+	stitch->exp.input = stitch->input_name;
+	stitch->exp.output = stitch->output_name;
+	stitch->exp.force = stitch->force;
+
+	err = deferred_export(&stitch->exp, &stats);
+	if (err)
+		return err;
+	if (!quiet)
+		deferred_export__fprintf_stats(&stats, stderr, "perf stitch");
+	return 0;
+}
+
 static const struct stitch_mode_ops {
 	const char	*what;
 	/* NULL: not implemented yet */
@@ -228,7 +262,7 @@ static const struct stitch_mode_ops {
 	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", NULL },
 	[STITCH_EMULATE] = { "--emulate", stitch__emulate },
 	[STITCH_STATS]	 = { "--stats", stitch__stats },
-	[STITCH_EXPORT]	 = { "-F/--format", NULL },
+	[STITCH_EXPORT]	 = { "-F/--format", stitch__export },
 };
 
 static int parse_fraction(const struct option *opt, const char *str, int unset)
@@ -287,6 +321,9 @@ int cmd_stitch(int argc, const char **argv)
 		.emu		= {
 			.exit_records = true,
 		},
+		.exp		= {
+			.max_stack = PERF_MAX_STACK_DEPTH,
+		},
 	};
 	const struct stitch_mode_ops *ops;
 	enum stitch_mode mode = STITCH_CONVERT;
@@ -323,18 +360,30 @@ int cmd_stitch(int argc, const char **argv)
 				   parse_emu_opt),
 		OPT_STRING_OPTARG(0, "stats", &stitch.stats, "json",
 				  "only report how the samples stitch (text, or json)", "text"),
-		/* planned modes: hidden until implemented */
 		OPT_STRING('F', "format", &stitch.format, "folded|speedscope",
-			   "export the stitched stacks"),
+			   "export the stitched stacks as folded stacks or a speedscope profile"),
+		OPT_STRING(0, "event", &stitch.exp.event, "name",
+			   "-F: export this event's samples (default: the first event sampled)"),
+		OPT_BOOLEAN(0, "kernel-suffix", &stitch.exp.kernel_suffix,
+			    "-F folded: append _[k] to kernel frames"),
+		OPT_BOOLEAN(0, "separator", &stitch.exp.separator,
+			    "-F folded: a '-' frame between the user and the kernel frames"),
+		OPT_BOOLEAN(0, "pid", &stitch.exp.pid, "-F folded: root frame comm-PID"),
+		OPT_BOOLEAN(0, "tid", &stitch.exp.tid, "-F folded: root frame comm-PID/TID"),
+		OPT_UINTEGER(0, "max-stack", &stitch.exp.max_stack,
+			     "-F: at most this many callchain addresses per sample (default "
+			     __stringify(PERF_MAX_STACK_DEPTH) ", as perf script)"),
+		OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file", "vmlinux pathname"),
+		OPT_STRING(0, "kallsyms", &symbol_conf.kallsyms_name, "file", "kallsyms pathname"),
 		OPT_END()
 	};
 	const char * const stitch_usage[] = {
 		"perf stitch --emulate [<options>] -i <fp.data> -o <deferred.data>",
 		"perf stitch --stats[=json] [-i <deferred.data>]",
+		"perf stitch -F folded [<options>] [-i <deferred.data>] [-o <stacks.folded>]",
+		"perf stitch -F speedscope [<options>] [-i <deferred.data>] [-o <profile.json>]",
 		NULL
 	};
-
-	set_option_flag(options, 'F', "format", PARSE_OPT_HIDDEN);
 
 	argc = parse_options(argc, argv, options, stitch_usage, 0);
 	if (argc)
@@ -356,6 +405,13 @@ int cmd_stitch(int argc, const char **argv)
 
 	if (mode != STITCH_EMULATE && stitch.emu_opts_set) {
 		pr_err("perf stitch: --drop, --duplicate, --late, --bogus-ip, --seed, --truth and --exit-records go with --emulate\n");
+		return -EINVAL;
+	}
+
+	if (mode != STITCH_EXPORT &&
+	    (stitch.exp.event || stitch.exp.kernel_suffix || stitch.exp.separator ||
+	     stitch.exp.pid || stitch.exp.tid || stitch.exp.max_stack != PERF_MAX_STACK_DEPTH)) {
+		pr_err("perf stitch: --event, --kernel-suffix, --separator, --pid, --tid and --max-stack go with -F\n");
 		return -EINVAL;
 	}
 

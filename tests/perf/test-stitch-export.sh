@@ -1,0 +1,247 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf stitch -F folded|speedscope (util/deferred-export.c, patch 0034).
+#
+# Folded: 'perf script | tests/perf/stackcollapse-perf.py [options]',
+# sorted, must equal 'perf stitch -F folded [options]' byte for byte, on
+# (a) a real frame-pointer recording of tests/perf/emulate-workload.c
+# emulated into the deferred format with dropped records, and (b) a
+# written file with the edge cases (export-check.py gen: comm with spaces,
+# orphans of three reasons, addresses without symbol or map, kernel-only
+# and user-mode samples, a second event).  The counts must add up to the
+# samples perf script prints, the orphans' pseudo-frames to the orphans
+# the emulation's truth (or the written file) expects.
+# Speedscope: valid against the schema of the speedscope npm package (ajv,
+# tests/perf/speedscope-check.js, node_modules/ from make node-deps: this
+# suite fails without them), and each thread's samples, in order, show the
+# frames perf script shows for them.
+#
+# usage: tests/perf/test-stitch-export.sh     (after make -f Makefile.perf-patch)
+#   PERF=...      patched perf to test (default: build/perf)
+#   SYS_PERF=...  perf that records the workload (default: /usr/bin/perf)
+#   NODE_MODULES= node_modules with speedscope and ajv (default: ./node_modules)
+#   KEEP=1        keep the temporary directory
+# Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
+# raw_syscalls:sys_exit tracepoint.  Exit status is non-zero when a check
+# fails; the last line is "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+NODE_MODULES=${NODE_MODULES:-$top/node_modules}
+CC=${CC:-cc}
+PY=${PYTHON:-python3}
+COLLAPSE="$PY $here/stackcollapse-perf.py"
+HELP="$PY $here/export-check.py"
+export LC_ALL=C
+
+. "$here/lib.sh"
+summary() { echo "$pass passed, $fail failed"; }
+gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
+same() {
+	cmp -s "$1" "$2" && return 0
+	echo "     $1 and $2 differ:"
+	diff "$1" "$2" | head -10 | sed 's/^/     /'
+	return 1
+}
+# sum FILE: the counts of a folded file
+sum() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+# lost FILE [REASON]: the samples of the lines with a lost-stack frame
+lost() { grep -F "[user stack lost: ${2:-}" "$1" | sum /dev/stdin; }
+# nsamples FILE EVENT: samples of EVENT in perf script -F ...,event output
+nsamples() { grep -cE "^[^ 	].* $2: *$" "$1"; }
+no_output() {
+	if [ -e "$2" ] || ls "$2".tmp-* > /dev/null 2>&1; then
+		bad "$1: no output left behind"
+	else
+		ok "$1: no output left behind"
+	fi
+}
+
+if [ ! -x "$PERF" ]; then
+	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+[ -x "$SYS_PERF" ] || SYS_PERF=$PERF
+if ! command -v node > /dev/null || [ ! -d "$NODE_MODULES/ajv" ] ||
+   [ ! -f "$NODE_MODULES/speedscope/dist/release/file-format-schema.json" ]; then
+	echo "FAIL - node, ajv or speedscope's schema missing (make node-deps)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/test-stitch-export.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+FIELDS=comm,pid,tid,time,event,ip,sym,dso
+
+# compare NAME DATA "COLLAPSE OPTIONS" "STITCH OPTIONS" [perf options...]
+compare() {
+	local name=$1 data=$2 copts=$3 sopts=$4
+	shift 4
+	"$PERF" script -i "$data" -F $FIELDS "$@" 2> /dev/null | $COLLAPSE $copts 2> /dev/null |
+		sort > "$name.expected"
+	# shellcheck disable=SC2086
+	"$PERF" stitch -F folded -i "$data" $sopts "$@" > "$name.folded" 2> "$name.err"
+	check "$name: exit 0" eq "$?" 0
+	check "$name: perf stitch -F folded $sopts = stackcollapse-perf.py $copts" \
+		same "$name.folded" "$name.expected"
+}
+
+# speedscope NAME DATA EVENT [perf options...]
+speedscope() {
+	local name=$1 data=$2 event=$3
+	shift 3
+	"$PERF" stitch -F speedscope -i "$data" -o "$name.json" --event "$event" "$@" 2> "$name.err"
+	check "$name: -F speedscope: exit 0" eq "$?" 0
+	if node "$here/speedscope-check.js" "$NODE_MODULES" "$name.json" > "$name.stacks" \
+			2> "$name.invalid"; then
+		ok "$name: valid against speedscope's file format schema (ajv)"
+	else
+		bad "$name: valid against speedscope's file format schema (ajv)"
+		head -20 "$name.invalid" | sed 's/^/     /'
+	fi
+	"$PERF" script -i "$data" -F comm,tid,time,event,ip,sym,dso "$@" 2> /dev/null |
+		$HELP script-stacks "$event" > "$name.script-stacks"
+	# by thread (stable: each thread's samples stay in time order)
+	sort -s -t '	' -k1,1n "$name.stacks" > "$name.stacks.by-tid"
+	sort -s -t '	' -k1,1n "$name.script-stacks" > "$name.script-stacks.by-tid"
+	check "$name: each thread's samples = perf script's, in order" \
+		same "$name.stacks.by-tid" "$name.script-stacks.by-tid"
+}
+
+# ------------------------------------------------------------ (a) real recording
+if ! $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload "$here/emulate-workload.c" \
+		2> cc.log; then
+	cat cc.log
+	bad "build the workload ($CC)"
+	summary
+	exit 1
+fi
+if ! "$SYS_PERF" record -q -m 64 -g --sample-cpu --switch-events -e cpu-clock \
+		-e raw_syscalls:sys_exit -o fp.data -- ./workload 400 > record.log 2>&1; then
+	cat record.log
+	bad "perf record -g -e cpu-clock -e raw_syscalls:sys_exit ($SYS_PERF)"
+	summary
+	exit 1
+fi
+"$PERF" stitch --emulate --drop 0.15 --seed 3 -i fp.data -o emu.data --truth emu.truth \
+	> /dev/null 2> emu.err
+check "perf stitch --emulate --drop 0.15: exit 0" eq "$?" 0
+
+"$PERF" script -i emu.data -F $FIELDS > emu.script 2> /dev/null
+ncpu=$(nsamples emu.script cpu-clock)
+nsys=$(nsamples emu.script raw_syscalls:sys_exit)
+check "(a) recording: cpu-clock samples ($ncpu)" gt "$ncpu" 300
+
+compare a emu.data "" ""
+check "(a) counts add up to perf script's cpu-clock samples" eq "$(sum a.folded)" "$ncpu"
+norph=$($HELP truth-orphans cpu-clock emu.truth)
+check "(a) some orphans expected ($norph)" gt "$norph" 10
+check "(a) orphans shown with their reason frame: as many as the truth's" \
+	eq "$(lost a.folded)" "$norph"
+check "(a) summary: exported and orphans" has a.err \
+	"^perf stitch: $ncpu cpu-clock samples exported \\($ncpu deferred: [0-9]+ stitched, $norph orphans"
+check "(a) summary: the other event left out" has a.err \
+	"; $nsys samples of other events left out \\(--event\\)$"
+check "(a) sorted" eval "sort -c a.folded"
+check "(a) one line per stack" eq "$(sed 's/ [0-9]*$//' a.folded | sort -u | wc -l)" \
+	"$(wc -l < a.folded)"
+
+compare a-kernel emu.data "--kernel" "--kernel-suffix"
+check "(a) --kernel-suffix: kernel frames marked" has a-kernel.folded ';do_syscall_64_\[k\]'
+check "(a) --kernel-suffix: not the lost-stack frames" hasnt a-kernel.folded 'lost: [a-z ]+\]_\[k\]'
+compare a-sep emu.data "--separator" "--separator"
+check "(a) --separator: '-' between user and kernel" has a-sep.folded ';-;entry_SYSCALL_64'
+compare a-all emu.data "--kernel --separator --tid" "--kernel-suffix --separator --tid"
+compare a-pid emu.data "--pid" "--pid"
+compare a-sys emu.data "--event-filter raw_syscalls:sys_exit" "--event raw_syscalls:sys_exit"
+check "(a) --event raw_syscalls:sys_exit: counts add up" eq "$(sum a-sys.folded)" "$nsys"
+
+"$PERF" stitch -q -F folded -i emu.data -o a.out.folded > a.stdout 2> a.out.err
+check "-o: exit 0" eq "$?" 0
+check "-o -q: nothing on stdout or stderr" eval '[ ! -s a.stdout ] && [ ! -s a.out.err ]'
+check "-o: the same as on stdout" same a.out.folded a.folded
+check "-o: no temporary file left" eval '! ls a.out.folded.tmp-* > /dev/null 2>&1'
+# -o to a device: written, never replaced by a renamed temporary file
+mkfifo out.fifo
+cat out.fifo > fifo.folded &
+"$PERF" stitch -q -F folded -i emu.data -o out.fifo
+wait
+check "-o FIFO: still a FIFO" [ -p out.fifo ]
+check "-o FIFO: the output went through it" same fifo.folded a.folded
+
+# pipe mode: a recording written to a pipe, read from stdin
+"$SYS_PERF" record -q -g -e cpu-clock -o - -- ./workload 50 > pipe.data 2> /dev/null
+"$PERF" script -i - -F $FIELDS < pipe.data 2> /dev/null | $COLLAPSE | sort > pipe.expected
+"$PERF" stitch -F folded -i - < pipe.data > pipe.folded 2> /dev/null
+check "-i - (pipe mode): exit 0" eq "$?" 0
+check "-i - (pipe mode): some stacks" gt "$(wc -l < pipe.folded)" 5
+check "-i - (pipe mode) = stackcollapse-perf.py" same pipe.folded pipe.expected
+
+speedscope a-sp emu.data cpu-clock
+
+# ------------------------------------------------------------ (b) edge cases
+if ! $CC -O0 -g -fno-omit-frame-pointer -o swl "$here/workload.c" 2> cc.log ||
+   ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
+	cat cc.log gen.log
+	bad "export-check.py gen"
+	summary
+	exit 1
+fi
+KS=--kallsyms=$tmp/edge.kallsyms
+"$PERF" script -i edge.data -F $FIELDS $KS > edge.script 2> /dev/null
+compare b edge.data "" "" $KS
+compare b-all edge.data "--kernel --separator --tid" "--kernel-suffix --separator --tid" $KS
+compare b-task edge.data "--event-filter task-clock" "--event task-clock" $KS
+ejs() { $PY -c "import json,sys; d=json.load(open('edge.json')); print($1)"; }
+check "(b) counts add up to the cpu-clock samples" eq "$(sum b.folded)" "$(ejs "d['cpu-clock']['samples']")"
+for r in "record lost" "task exited" "stream ended"; do
+	check "(b) [user stack lost: $r]: as many as written" eq "$(lost b.folded "$r")" \
+		"$(ejs "d['cpu-clock']['orphans']['$r']")"
+done
+check "(b) comm with spaces: V8_WorkerThread" has b.folded '^V8_WorkerThread;'
+check "(b) --tid: comm-PID/TID" has b-all.folded '^V8_WorkerThread-1000/1001;'
+check "(b) no symbol: [dso file name]" has b.folded ';\[libgone\.so\.1\];'
+check "(b) no map: [unknown]" has b.folded ';\[unknown\];'
+check "(b) kernel address without a map: no _[k]" has b-all.folded ';\[unknown\];schedule_\[k\] '
+check "(b) kernel thread: kernel part only, no separator" \
+	has b-all.folded '^kworker/1:2-77/77;ret_from_fork_\[k\];kthread_\[k\];worker_thread_\[k\];process_one_work_\[k\] 1$'
+check "(b) user mode orphan: the reason frame alone" \
+	has b.folded '^V8_WorkerThread;\[user stack lost: stream ended\] 1$'
+check "(b) two samples, one stack: count 2" \
+	has b.folded '^V8_WorkerThread;main;outer;middle;leaf;entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid 2$'
+speedscope b-sp edge.data cpu-clock $KS
+check "(b) speedscope: file of a frame with a map" has b-sp.json '"name":"\[libgone.so.1\]","file":"/nonexistent/libgone.so.1"'
+check "(b) speedscope: profile per thread, named comm tid" has b-sp.json '"name":"V8 WorkerThread 1001"'
+check "(b) speedscope: unit none, endValue = samples" has b-sp.json \
+	'"name":"V8 WorkerThread 1000","unit":"none","startValue":0,"endValue":5,'
+
+# ------------------------------------------------------------ errors
+"$PERF" stitch -F flat -i emu.data -o bad.out > /dev/null 2> err1
+check "unknown format: refused" has err1 "unknown format 'flat'"
+no_output "unknown format" bad.out
+"$PERF" stitch -F speedscope --kernel-suffix -i emu.data -o bad.out > /dev/null 2> err2
+check "--kernel-suffix with speedscope: refused" has err2 'go with -F folded'
+no_output "--kernel-suffix with speedscope" bad.out
+"$PERF" stitch -F folded --event nosuch -i emu.data -o bad.out > /dev/null 2> err3
+check "--event nosuch: names the events" has err3 "no event 'nosuch' in emu.data; it has: cpu-clock raw_syscalls:sys_exit"
+no_output "--event nosuch" bad.out
+head -c 3000 emu.data > cut.data
+"$PERF" stitch -F folded -i cut.data -o bad.out > /dev/null 2> err4
+rc=$?
+check "truncated input: exit status non-zero ($rc)" [ "$rc" -ne 0 ]
+check "truncated input: names the file" has err4 'cannot read cut.data'
+no_output "truncated input" bad.out
+"$PERF" stitch --kernel-suffix -i emu.data > /dev/null 2> err5
+check "export options without -F: refused" has err5 'go with -F'
+"$PERF" stitch -F folded -i emu.data -o /nonexistent/dir/x.folded > /dev/null 2> err6
+check "unwritable output: error names it" has err6 'cannot create /nonexistent/dir/x.folded'
+
+summary
+[ "$fail" -eq 0 ]

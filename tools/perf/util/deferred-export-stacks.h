@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What perf stitch -F aggregates while it reads (util/deferred-export.c)
+ * and its writers turn into folded stacks or a speedscope profile
+ * (util/deferred-export-write.c): interned frames, interned stacks, the
+ * folded counts and the per-thread sample runs.
+ */
+#ifndef __PERF_DEFERRED_EXPORT_STACKS_H
+#define __PERF_DEFERRED_EXPORT_STACKS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "deferred-export.h"
+
+/*
+ * Open addressing table of u32 ids; the objects the ids index hold the
+ * keys, the table keeps each id's hash to grow without them.
+ */
+struct export_id_slot {
+	u32	id1;		/* id + 1; 0: empty */
+	u32	hash;
+};
+
+struct export_id_table {
+	struct export_id_slot	*slots;
+	u32			mask;
+	u32			nr;
+};
+
+/*
+ * A frame as perf script prints it: the symbol name (NULL: no symbol) and
+ * the name of the dso (NULL: no map: "[unknown]").
+ */
+struct export_frame {
+	char	*name;
+	char	*dso_name;
+	bool	kernel;		/* of the kernel part of the chain */
+	bool	inlined;	/* perf script: "(inlined)" instead of the dso */
+	/* identity while reading: the dso and symbol it was resolved to */
+	const void *dso_key;
+	const void *sym_key;
+	/* folded names, made by the folded writer when first needed */
+	char	*folded;
+	char	*folded_java;
+};
+
+/* A stack: frame ids, leaf first, at stack_frames[off .. off + len). */
+struct export_stack {
+	size_t	off;
+	u32	len;
+};
+
+/* folded: samples per (root frame name, stack) */
+struct export_count {
+	u32	root;		/* index into roots */
+	u32	stack;
+	u64	count;
+};
+
+/* speedscope: consecutive samples of a thread with the same stack */
+struct export_run {
+	u32	stack;
+	u32	count;
+};
+
+struct export_thread {
+	int			pid;
+	int			tid;
+	char			*comm;		/* at its first exported sample */
+	struct export_run	*runs;
+	u32			nr_runs;
+	u32			alloc_runs;
+	u64			samples;
+};
+
+struct export_stacks {
+	const struct deferred_export_opts *opts;
+
+	struct export_frame	*frames;
+	u32			nr_frames, alloc_frames;
+	struct export_id_table	frame_ids;	/* (dso, symbol, kernel) */
+
+	/* each address resolved once: (dso, address in it, kernel) -> frame */
+	struct export_addr {
+		const void	*dso;
+		u64		addr;
+		bool		kernel;
+		u32		frame;
+	} *addrs;
+	u32			nr_addrs, alloc_addrs;
+	struct export_id_table	addr_ids;
+
+	u32			*stack_frames;
+	size_t			nr_stack_frames, alloc_stack_frames;
+	struct export_stack	*stacks;
+	u32			nr_stacks, alloc_stacks;
+	struct export_id_table	stack_ids;
+
+	char			**roots;	/* folded root frames: comm[-PID[/TID]] */
+	u32			nr_roots, alloc_roots;
+	struct export_id_table	root_ids;
+
+	struct export_count	*counts;
+	u32			nr_counts, alloc_counts;
+	struct export_id_table	count_ids;
+
+	struct export_thread	*threads;
+	u32			nr_threads, alloc_threads;
+	struct export_id_table	thread_ids;
+};
+
+/* The writers; each returns 0 or -errno (-EIO: a write failed). */
+int export_stacks__write_folded(struct export_stacks *es, FILE *fp,
+				struct deferred_export_stats *stats);
+int export_stacks__write_speedscope(struct export_stacks *es, FILE *fp, const char *name,
+				    struct deferred_export_stats *stats);
+
+#endif /* __PERF_DEFERRED_EXPORT_STACKS_H */

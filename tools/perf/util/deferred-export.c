@@ -1,0 +1,952 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf stitch -F folded|speedscope: reading and aggregating.
+ *
+ * The samples come from a perf_session in time order, stitched by the
+ * session (util/deferred-callchain.c).  Each sample's callchain becomes a
+ * stack of interned frames, walked the way thread__resolve_callchain()
+ * walks a frame pointer chain for perf script (same context markers, same
+ * max-stack cut, same pseudo-frame for a deferred user part), but every
+ * distinct (dso, address) is looked up once: the symbol search happens on
+ * the first sight of an address only.  Chains perf has to unwind or stitch
+ * itself (DWARF user stacks, LBR call stacks) go through
+ * thread__resolve_callchain() and are interned from its cursor.
+ *
+ * Memory: frames, addresses and stacks are interned, so folded output
+ * holds one counter per distinct (root frame, stack) and never grows with
+ * the file.  Speedscope needs each thread's samples in order: they are
+ * kept as runs of (u32 stack id, u32 count), 8 bytes per run of identical
+ * consecutive stacks, at most 8 bytes per sample.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+
+#include "callchain.h"
+#include "data.h"
+#include "debug.h"
+#include "deferred-callchain.h"
+#include "deferred-export.h"
+#include "deferred-export-stacks.h"
+#include "dso.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "machine.h"
+#include "map.h"
+#include "session.h"
+#include "symbol.h"
+#include "thread.h"
+#include "tool.h"
+
+int deferred_export__parse_format(const char *str, enum deferred_export_format *format)
+{
+	if (!strcmp(str, "folded"))
+		*format = DEFERRED_EXPORT__FOLDED;
+	else if (!strcmp(str, "speedscope"))
+		*format = DEFERRED_EXPORT__SPEEDSCOPE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- growing arrays and the id tables ---- */
+
+static int export__grow(void *arrayp, size_t *alloc, size_t elem, size_t need)
+{
+	void **array = arrayp;
+	size_t n = *alloc ? *alloc : 64;
+	void *p;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*alloc = n;
+	return 0;
+}
+
+/* For the u32 counts of the arrays; an id must stay below UINT32_MAX. */
+static int export__grow32(void *arrayp, u32 *alloc, size_t elem, u32 need)
+{
+	size_t a = *alloc;
+	int err;
+
+	if (need >= UINT32_MAX)
+		return -E2BIG;
+	err = export__grow(arrayp, &a, elem, need);
+	if (!err)
+		*alloc = a > UINT32_MAX ? UINT32_MAX : a;
+	return err;
+}
+
+static u32 export__mix(u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (u32)h;
+}
+
+static u32 export__hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	u64 h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ *c++) * 0x100000001b3ULL;
+	return export__mix(h);
+}
+
+/* Room for one more id: the table stays at most half full. */
+static int id_table__reserve(struct export_id_table *t)
+{
+	u32 size = t->slots ? t->mask + 1 : 0;
+	struct export_id_slot *slots, *old = t->slots;
+	u32 i, nsize;
+
+	if ((t->nr + 1) * 2 <= size)
+		return 0;
+	if (size >= 1U << 31)
+		return -E2BIG;
+	nsize = size ? size * 2 : 1024;
+	slots = calloc(nsize, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < size; i++) {
+		u32 j = old[i].hash & (nsize - 1);
+
+		if (!old[i].id1)
+			continue;
+		while (slots[j].id1)
+			j = (j + 1) & (nsize - 1);
+		slots[j] = old[i];
+	}
+	free(old);
+	t->slots = slots;
+	t->mask = nsize - 1;
+	return 0;
+}
+
+typedef bool (*export_match_fn)(const struct export_stacks *es, u32 id, const void *key);
+
+/* The slot holding the id whose key matches, or the empty one for it. */
+static struct export_id_slot *id_table__find(struct export_id_table *t, u32 hash,
+					     export_match_fn match,
+					     const struct export_stacks *es, const void *key)
+{
+	u32 i = hash & t->mask;
+
+	for (;; i = (i + 1) & t->mask) {
+		struct export_id_slot *slot = &t->slots[i];
+
+		if (!slot->id1)
+			return slot;
+		if (slot->hash == hash && match(es, slot->id1 - 1, key))
+			return slot;
+	}
+}
+
+static void id_table__set(struct export_id_table *t, struct export_id_slot *slot, u32 hash,
+			  u32 id)
+{
+	slot->id1 = id + 1;
+	slot->hash = hash;
+	t->nr++;
+}
+
+/* ---- frames ---- */
+
+struct frame_key {
+	const void	*dso;
+	const void	*sym;
+	bool		kernel;
+};
+
+static bool frame__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_frame *f = &es->frames[id];
+	const struct frame_key *k = key;
+
+	return f->dso_key == k->dso && f->sym_key == k->sym && f->kernel == k->kernel;
+}
+
+/* The frame of a resolved address: map NULL for none, sym NULL for none. */
+static int export__frame(struct export_stacks *es, struct map *map, struct symbol *sym,
+			 bool kernel, u32 *id)
+{
+	struct frame_key key = {
+		.dso	= map ? map->dso : NULL,
+		.sym	= map ? sym : NULL,
+		.kernel	= kernel,
+	};
+	u32 hash = export__mix((uintptr_t)key.dso * 31 + (uintptr_t)key.sym * 7 + kernel);
+	struct export_id_slot *slot;
+	struct export_frame *f;
+	int err;
+
+	err = id_table__reserve(&es->frame_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->frame_ids, hash, frame__match, es, &key);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
+			     es->nr_frames + 1);
+	if (err)
+		return err;
+	f = &es->frames[es->nr_frames];
+	memset(f, 0, sizeof(*f));
+	f->dso_key = key.dso;
+	f->sym_key = key.sym;
+	f->kernel = kernel;
+	/* copies: the kernel map's symbols may move while it is loaded */
+	if (key.sym) {
+		f->name = strdup(sym->name);
+		f->inlined = sym->inlined;
+		if (!f->name)
+			return -ENOMEM;
+	}
+	if (map) {
+		f->dso_name = strdup(map->dso->name);
+		if (!f->dso_name) {
+			zfree(&f->name);
+			return -ENOMEM;
+		}
+	}
+	*id = es->nr_frames++;
+	id_table__set(&es->frame_ids, slot, hash, *id);
+	return 0;
+}
+
+static bool addr__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_addr *a = &es->addrs[id], *k = key;
+
+	return a->dso == k->dso && a->addr == k->addr && a->kernel == k->kernel;
+}
+
+/*
+ * The frame of @ip in context @cpumode, as add_callchain_ip() finds it for
+ * perf script: the map of the thread (or the kernel), then the symbol;
+ * the symbol search only on the first sight of the (dso, address).
+ */
+static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u8 cpumode,
+			      u64 ip, u32 *id)
+{
+	bool kernel = cpumode != PERF_RECORD_MISC_USER && cpumode != PERF_RECORD_MISC_GUEST_USER;
+	struct export_id_slot *slot;
+	struct addr_location al;
+	struct export_addr key;
+	u32 hash;
+	int err;
+
+	if (!thread__find_map(thread, cpumode, ip, &al))
+		return export__frame(es, NULL, NULL, kernel, id);
+
+	key.dso = al.map->dso;
+	key.addr = al.addr;
+	key.kernel = kernel;
+	hash = export__mix((uintptr_t)key.dso * 31 + key.addr * 2 + kernel);
+	err = id_table__reserve(&es->addr_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->addr_ids, hash, addr__match, es, &key);
+	if (slot->id1) {
+		*id = es->addrs[slot->id1 - 1].frame;
+		return 0;
+	}
+	err = export__frame(es, al.map, map__find_symbol(al.map, al.addr), kernel, &key.frame);
+	if (err)
+		return err;
+	err = export__grow32(&es->addrs, &es->alloc_addrs, sizeof(*es->addrs), es->nr_addrs + 1);
+	if (err)
+		return err;
+	es->addrs[es->nr_addrs] = key;
+	id_table__set(&es->addr_ids, slot, hash, es->nr_addrs++);
+	*id = key.frame;
+	return 0;
+}
+
+/* ---- one sample's stack ---- */
+
+struct export_reader {
+	struct perf_tool		tool;
+	const struct deferred_export_opts *opts;
+	struct perf_session		*session;
+	struct export_stacks		es;
+	struct evsel			*evsel;		/* exported; NULL: not chosen yet */
+	struct deferred_export_stats	*stats;
+	u32				*scratch;	/* the sample's frames, leaf first */
+	size_t				nr_scratch, alloc_scratch;
+	char				*root;		/* the sample's root frame */
+	size_t				alloc_root;
+	int				err;
+};
+
+static int reader__push(struct export_reader *rd, u32 frame)
+{
+	int err = export__grow(&rd->scratch, &rd->alloc_scratch, sizeof(*rd->scratch),
+			       rd->nr_scratch + 1);
+
+	if (!err)
+		rd->scratch[rd->nr_scratch++] = frame;
+	return err;
+}
+
+/* The pseudo-frame perf shows for a deferred user part, from its cursor. */
+static int reader__push_deferred(struct export_reader *rd, struct thread *thread,
+				 struct perf_sample *sample)
+{
+	struct callchain_cursor_node *node;
+	u32 id;
+	int err;
+
+	callchain_cursor_reset(&callchain_cursor);
+	err = callchain_cursor__append_deferred(&callchain_cursor, thread, sample);
+	if (err)
+		return err;
+	callchain_cursor_commit(&callchain_cursor);
+	node = callchain_cursor_current(&callchain_cursor);
+	if (!node)
+		return 0;	/* perf could not make the pseudo-frame: none shown */
+	err = export__frame(&rd->es, node->ms.map, node->ms.sym, false, &id);
+	return err ?: reader__push(rd, id);
+}
+
+/*
+ * A frame pointer chain: kernel part, user part, each after its context
+ * marker, leaf first; a marker perf does not know discards the chain (perf
+ * script then shows no frames); at most max_stack addresses, then the
+ * pseudo-frame of a deferred user part if there is room.
+ */
+static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
+			   struct perf_sample *sample)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	bool deferred = callchain__has_deferred_tail(chain);
+	u64 i, nr = chain->nr - (deferred ? 2 : 0);
+	unsigned int entries = 0;
+	u8 cpumode = PERF_RECORD_MISC_USER;
+	int err;
+
+	for (i = 0; i < nr && entries < rd->opts->max_stack; i++) {
+		u64 ip = chain->ips[i];
+		u32 id;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			switch (ip) {
+			case PERF_CONTEXT_HV:
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+				break;
+			case PERF_CONTEXT_KERNEL:
+				cpumode = PERF_RECORD_MISC_KERNEL;
+				break;
+			case PERF_CONTEXT_USER:
+				cpumode = PERF_RECORD_MISC_USER;
+				break;
+			default:
+				pr_debug("invalid callchain context: %" PRId64 "\n", (s64)ip);
+				rd->nr_scratch = 0;
+				return 0;
+			}
+			continue;
+		}
+		entries++;
+		err = export__resolve_ip(&rd->es, thread, cpumode, ip, &id);
+		if (!err)
+			err = reader__push(rd, id);
+		if (err)
+			return err;
+	}
+	if (deferred && entries < rd->opts->max_stack)
+		return reader__push_deferred(rd, thread, sample);
+	return 0;
+}
+
+/* Anything else perf resolves itself (DWARF unwinding, LBR call stacks). */
+static int reader__walk_cursor(struct export_reader *rd, struct thread *thread,
+			       struct evsel *evsel, struct perf_sample *sample,
+			       struct machine *machine)
+{
+	struct callchain_cursor_node *node;
+	int err;
+
+	if (thread__resolve_callchain(thread, &callchain_cursor, evsel, sample, NULL, NULL,
+				      rd->opts->max_stack))
+		return 0;	/* perf script shows no frames either */
+	callchain_cursor_commit(&callchain_cursor);
+	while ((node = callchain_cursor_current(&callchain_cursor))) {
+		struct map *map = node->ms.map;
+		bool kernel = map ? map->dso->kernel != DSO_SPACE__USER :
+				    machine__kernel_ip(machine, node->ip);
+		u32 id;
+
+		err = export__frame(&rd->es, map, node->ms.sym, kernel, &id);
+		if (!err)
+			err = reader__push(rd, id);
+		if (err)
+			return err;
+		callchain_cursor_advance(&callchain_cursor);
+	}
+	return 0;
+}
+
+static int reader__walk(struct export_reader *rd, struct addr_location *al,
+			struct evsel *evsel, struct perf_sample *sample, struct machine *machine)
+{
+	u64 type = evsel->core.attr.sample_type;
+	u32 id;
+	int err;
+
+	rd->nr_scratch = 0;
+	if (!sample->callchain) {
+		/* no callchain: the sampled address alone, as perf report shows it */
+		err = export__frame(&rd->es, al->map, al->sym,
+				    al->cpumode != PERF_RECORD_MISC_USER &&
+				    al->cpumode != PERF_RECORD_MISC_GUEST_USER, &id);
+		return err ?: reader__push(rd, id);
+	}
+	if (evsel__has_branch_callstack(evsel) || (type & PERF_SAMPLE_STACK_USER))
+		return reader__walk_cursor(rd, al->thread, evsel, sample, machine);
+	return reader__walk_fp(rd, al->thread, sample);
+}
+
+static bool stack__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_reader *rd = key;
+	const struct export_stack *s = &es->stacks[id];
+
+	return s->len == rd->nr_scratch &&
+	       !memcmp(es->stack_frames + s->off, rd->scratch, s->len * sizeof(u32));
+}
+
+static int reader__intern_stack(struct export_reader *rd, u32 *id)
+{
+	struct export_stacks *es = &rd->es;
+	u32 hash = export__hash_bytes(rd->scratch, rd->nr_scratch * sizeof(u32));
+	struct export_id_slot *slot;
+	int err;
+
+	err = id_table__reserve(&es->stack_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->stack_ids, hash, stack__match, es, rd);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->stacks, &es->alloc_stacks, sizeof(*es->stacks),
+			     es->nr_stacks + 1);
+	if (!err)
+		err = export__grow(&es->stack_frames, &es->alloc_stack_frames, sizeof(u32),
+				   es->nr_stack_frames + rd->nr_scratch);
+	if (err)
+		return err;
+	memcpy(es->stack_frames + es->nr_stack_frames, rd->scratch, rd->nr_scratch * sizeof(u32));
+	es->stacks[es->nr_stacks].off = es->nr_stack_frames;
+	es->stacks[es->nr_stacks].len = rd->nr_scratch;
+	es->nr_stack_frames += rd->nr_scratch;
+	*id = es->nr_stacks++;
+	id_table__set(&es->stack_ids, slot, hash, *id);
+	return 0;
+}
+
+/* ---- folded: counts per (root frame, stack) ---- */
+
+static bool root__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	return !strcmp(es->roots[id], key);
+}
+
+/*
+ * The root frame as stackcollapse-perf.pl makes it: the comm, with --pid
+ * "-PID", with --tid "-PID/TID", spaces turned into '_' (and ';', which
+ * would split the frame, into ':').
+ */
+static int reader__root(struct export_reader *rd, struct thread *thread,
+			struct perf_sample *sample, u32 *id)
+{
+	struct export_stacks *es = &rd->es;
+	const char *comm = thread__comm_str(thread) ?: ":-1";
+	size_t len = strlen(comm) + 32;
+	struct export_id_slot *slot;
+	u32 hash;
+	char *p;
+	int err;
+
+	err = export__grow(&rd->root, &rd->alloc_root, 1, len);
+	if (err)
+		return err;
+	if (rd->opts->tid)
+		snprintf(rd->root, len, "%s-%d/%d", comm, sample->pid, sample->tid);
+	else if (rd->opts->pid)
+		snprintf(rd->root, len, "%s-%d", comm, sample->pid);
+	else
+		snprintf(rd->root, len, "%s", comm);
+	for (p = rd->root; *p; p++) {
+		if (*p == ' ')
+			*p = '_';
+		else if (*p == ';')
+			*p = ':';
+	}
+
+	hash = export__hash_bytes(rd->root, strlen(rd->root));
+	err = id_table__reserve(&es->root_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->root_ids, hash, root__match, es, rd->root);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->roots, &es->alloc_roots, sizeof(*es->roots), es->nr_roots + 1);
+	if (err)
+		return err;
+	es->roots[es->nr_roots] = strdup(rd->root);
+	if (!es->roots[es->nr_roots])
+		return -ENOMEM;
+	*id = es->nr_roots++;
+	id_table__set(&es->root_ids, slot, hash, *id);
+	return 0;
+}
+
+static bool count__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_count *c = &es->counts[id], *k = key;
+
+	return c->root == k->root && c->stack == k->stack;
+}
+
+static int reader__count(struct export_reader *rd, u32 root, u32 stack)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_count key = { .root = root, .stack = stack, .count = 1 };
+	u32 hash = export__mix((u64)root << 32 | stack);
+	struct export_id_slot *slot;
+	int err;
+
+	err = id_table__reserve(&es->count_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->count_ids, hash, count__match, es, &key);
+	if (slot->id1) {
+		es->counts[slot->id1 - 1].count++;
+		return 0;
+	}
+	err = export__grow32(&es->counts, &es->alloc_counts, sizeof(*es->counts),
+			     es->nr_counts + 1);
+	if (err)
+		return err;
+	es->counts[es->nr_counts] = key;
+	id_table__set(&es->count_ids, slot, hash, es->nr_counts++);
+	return 0;
+}
+
+/* ---- speedscope: runs of samples per thread ---- */
+
+static bool thread__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_thread *t = &es->threads[id];
+	const struct perf_sample *sample = key;
+
+	return t->pid == (int)sample->pid && t->tid == (int)sample->tid;
+}
+
+static int reader__run(struct export_reader *rd, struct thread *thread,
+		       struct perf_sample *sample, u32 stack)
+{
+	struct export_stacks *es = &rd->es;
+	u32 hash = export__mix((u64)sample->pid << 32 | sample->tid);
+	struct export_id_slot *slot;
+	struct export_thread *t;
+	struct export_run *run;
+	int err;
+
+	err = id_table__reserve(&es->thread_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->thread_ids, hash, thread__match, es, sample);
+	if (slot->id1) {
+		t = &es->threads[slot->id1 - 1];
+	} else {
+		err = export__grow32(&es->threads, &es->alloc_threads, sizeof(*es->threads),
+				     es->nr_threads + 1);
+		if (err)
+			return err;
+		t = &es->threads[es->nr_threads];
+		memset(t, 0, sizeof(*t));
+		t->pid = sample->pid;
+		t->tid = sample->tid;
+		t->comm = strdup(thread__comm_str(thread) ?: ":-1");
+		if (!t->comm)
+			return -ENOMEM;
+		id_table__set(&es->thread_ids, slot, hash, es->nr_threads++);
+	}
+
+	t->samples++;
+	run = t->nr_runs ? &t->runs[t->nr_runs - 1] : NULL;
+	if (run && run->stack == stack && run->count < UINT32_MAX) {
+		run->count++;
+		return 0;
+	}
+	err = export__grow32(&t->runs, &t->alloc_runs, sizeof(*t->runs), t->nr_runs + 1);
+	if (err)
+		return err;
+	t->runs[t->nr_runs].stack = stack;
+	t->runs[t->nr_runs].count = 1;
+	t->nr_runs++;
+	return 0;
+}
+
+/* ---- the tool ---- */
+
+static void reader__count_deferred(struct export_reader *rd, const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	struct deferred_export_stats *st = rd->stats;
+	int r;
+
+	if (!info)
+		return;
+	st->deferred++;
+	switch (info->status) {
+	case DEFERRED_SAMPLE__STITCHED:
+		st->stitched++;
+		break;
+	case DEFERRED_SAMPLE__ORPHAN:
+		st->orphans++;
+		r = info->reason > 0 && info->reason < DEFERRED_EXPORT_REASONS_MAX ?
+		    info->reason : 0;
+		st->orphan_reasons[r]++;
+		st->reason_names[r] = deferred_sample_info__reason(info);
+		break;
+	case DEFERRED_SAMPLE__UNSTITCHED:
+	default:
+		st->unstitched++;
+		break;
+	}
+}
+
+static int reader__sample(struct perf_tool *tool, union perf_event *event __maybe_unused,
+			  struct perf_sample *sample, struct evsel *evsel,
+			  struct machine *machine)
+{
+	struct export_reader *rd = container_of(tool, struct export_reader, tool);
+	struct addr_location al;
+	u32 stack, root;
+	int err;
+
+	rd->stats->samples++;
+	if (!rd->evsel) {
+		rd->evsel = evsel;
+		snprintf(rd->stats->event, sizeof(rd->stats->event), "%s", evsel__name(evsel));
+	}
+	if (evsel != rd->evsel) {
+		rd->stats->other_events++;
+		return 0;
+	}
+	if (machine__resolve(machine, &al, sample) < 0) {
+		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
+			   ", left out\n", sample->pid, sample->tid, sample->time);
+		rd->stats->unresolved++;
+		return 0;
+	}
+
+	err = reader__walk(rd, &al, evsel, sample, machine);
+	if (!err)
+		err = reader__intern_stack(rd, &stack);
+	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED) {
+		err = reader__root(rd, al.thread, sample, &root);
+		if (!err)
+			err = reader__count(rd, root, stack);
+	} else if (!err) {
+		err = reader__run(rd, al.thread, sample, stack);
+	}
+	addr_location__put(&al);
+	if (err) {
+		rd->err = err;
+		return err;
+	}
+	rd->stats->exported++;
+	reader__count_deferred(rd, sample);
+	return 0;
+}
+
+static void export_stacks__exit(struct export_stacks *es)
+{
+	u32 i;
+
+	for (i = 0; i < es->nr_frames; i++) {
+		free(es->frames[i].name);
+		free(es->frames[i].dso_name);
+		free(es->frames[i].folded);
+		free(es->frames[i].folded_java);
+	}
+	for (i = 0; i < es->nr_roots; i++)
+		free(es->roots[i]);
+	for (i = 0; i < es->nr_threads; i++) {
+		free(es->threads[i].comm);
+		free(es->threads[i].runs);
+	}
+	free(es->frames);
+	free(es->frame_ids.slots);
+	free(es->addrs);
+	free(es->addr_ids.slots);
+	free(es->stack_frames);
+	free(es->stacks);
+	free(es->stack_ids.slots);
+	free(es->roots);
+	free(es->root_ids.slots);
+	free(es->counts);
+	free(es->count_ids.slots);
+	free(es->threads);
+	free(es->thread_ids.slots);
+}
+
+/* ---- output: a temporary file, renamed when complete ---- */
+
+struct export_output {
+	FILE	*fp;
+	char	tmp[PATH_MAX];
+	bool	is_file;	/* written to tmp, renamed to the path */
+	bool	in_place;	/* a device or a FIFO: written, never replaced */
+};
+
+static int output__open(struct export_output *out, const char *path)
+{
+	struct stat st;
+	mode_t mask;
+	int fd;
+
+	if (!path || !strcmp(path, "-")) {
+		out->fp = stdout;
+		return 0;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		out->fp = fopen(path, "w");
+		if (!out->fp) {
+			int err = errno;
+
+			pr_err("perf stitch: cannot open %s: %s\n", path, strerror(err));
+			return -err;
+		}
+		out->in_place = true;
+		return 0;
+	}
+	if (snprintf(out->tmp, sizeof(out->tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(out->tmp)) {
+		pr_err("perf stitch: output file name too long: %s\n", path);
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(out->tmp);
+	if (fd < 0) {
+		int err = errno;
+
+		pr_err("perf stitch: cannot create %s: %s\n", out->tmp, strerror(err));
+		return -err;
+	}
+	/* mkstemp() makes it 0600: give it the mode of any new file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask))
+		pr_debug("perf stitch: cannot chmod %s: %s\n", out->tmp, strerror(errno));
+	out->fp = fdopen(fd, "w");
+	if (!out->fp) {
+		int err = errno;
+
+		close(fd);
+		unlink(out->tmp);
+		return -err;
+	}
+	out->is_file = true;
+	return 0;
+}
+
+static int output__close(struct export_output *out, const char *path, int err)
+{
+	int ret = 0;
+
+	if (!out->fp)
+		return err;
+	if (fflush(out->fp) || ferror(out->fp))
+		ret = -EIO;
+	if (out->in_place && fclose(out->fp))
+		ret = -EIO;
+	if (out->is_file) {
+		if (fclose(out->fp))
+			ret = -EIO;
+		if (!err && !ret && rename(out->tmp, path))
+			ret = -errno;
+		if (err || ret)
+			unlink(out->tmp);
+	}
+	if (!err && ret)
+		pr_err("perf stitch: cannot write %s: %s\n", out->is_file ? path : "stdout",
+		       strerror(-ret));
+	out->fp = NULL;
+	return err ?: ret;
+}
+
+/* ---- the whole run ---- */
+
+static int reader__choose_event(struct export_reader *rd)
+{
+	struct evlist *evlist = rd->session->evlist;
+	struct evsel *evsel;
+
+	if (!rd->opts->event)
+		return 0;
+	evlist__for_each_entry(evlist, evsel) {
+		if (!strcmp(evsel__name(evsel), rd->opts->event)) {
+			rd->evsel = evsel;
+			snprintf(rd->stats->event, sizeof(rd->stats->event), "%s",
+				 evsel__name(evsel));
+			return 0;
+		}
+	}
+	pr_err("perf stitch: no event '%s' in %s; it has:", rd->opts->event, rd->opts->input);
+	evlist__for_each_entry(evlist, evsel)
+		pr_err(" %s", evsel__name(evsel));
+	pr_err("\n");
+	return -EINVAL;
+}
+
+int deferred_export(const struct deferred_export_opts *opts, struct deferred_export_stats *stats)
+{
+	struct perf_data data = {
+		.path	= opts->input,
+		.mode	= PERF_DATA_MODE_READ,
+		.force	= opts->force,
+	};
+	struct export_reader rd = {
+		.tool = {
+			.sample		= reader__sample,
+			.mmap		= perf_event__process_mmap,
+			.mmap2		= perf_event__process_mmap2,
+			.comm		= perf_event__process_comm,
+			.namespaces	= perf_event__process_namespaces,
+			.cgroup		= perf_event__process_cgroup,
+			.exit		= perf_event__process_exit,
+			.fork		= perf_event__process_fork,
+			.ksymbol	= perf_event__process_ksymbol,
+			.text_poke	= perf_event__process_text_poke,
+			.attr		= perf_event__process_attr,
+			.event_update	= perf_event__process_event_update,
+			.tracing_data	= perf_event__process_tracing_data,
+			.build_id	= perf_event__process_build_id,
+			.id_index	= perf_event__process_id_index,
+			.feature	= perf_event__process_feature,
+			.ordered_events	= true,
+			.ordering_requires_timestamps = true,
+		},
+		.opts	= opts,
+		.stats	= stats,
+	};
+	struct export_output out = { .fp = NULL };
+	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" : "speedscope";
+	int err;
+
+	memset(stats, 0, sizeof(*stats));
+	rd.es.opts = opts;
+
+	/* callchains resolved as perf script resolves them */
+	symbol_conf.use_callchain = true;
+	callchain_param.order = ORDER_CALLEE;
+
+	rd.session = perf_session__new(&data, &rd.tool);
+	if (IS_ERR(rd.session)) {
+		/* perf_data__open() said why */
+		pr_err("perf stitch -F %s: cannot read %s\n", what, opts->input);
+		return PTR_ERR(rd.session) ?: -EINVAL;
+	}
+	err = symbol__init(&rd.session->header.env);
+	if (err < 0)
+		goto out;
+	err = reader__choose_event(&rd);
+	if (err)
+		goto out;
+
+	err = perf_session__process_events(rd.session);
+	if (rd.err) {
+		pr_err("perf stitch -F %s: %s while reading %s\n", what, strerror(-rd.err),
+		       opts->input);
+		err = rd.err;
+		goto out;
+	}
+	if (err) {
+		pr_err("perf stitch -F %s: failed to process %s: %s\n", what, opts->input,
+		       strerror(err < 0 ? -err : err));
+		goto out;
+	}
+	if (!stats->samples)
+		pr_warning("perf stitch -F %s: no samples in %s\n", what, opts->input);
+
+	stats->frames = rd.es.nr_frames;
+	stats->stacks = rd.es.nr_stacks;
+	err = output__open(&out, opts->output);
+	if (err)
+		goto out;
+	if (opts->format == DEFERRED_EXPORT__FOLDED)
+		err = export_stacks__write_folded(&rd.es, out.fp, stats);
+	else
+		err = export_stacks__write_speedscope(&rd.es, out.fp, opts->input, stats);
+	if (err == -ENOMEM)
+		pr_err("perf stitch -F %s: not enough memory\n", what);
+	err = output__close(&out, opts->output, err);
+out:
+	perf_session__delete(rd.session);
+	export_stacks__exit(&rd.es);
+	free(rd.scratch);
+	free(rd.root);
+	return err;
+}
+
+void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE *fp,
+				    const char *prefix)
+{
+	bool first = true;
+	int r;
+
+	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported,
+		st->event[0] ? st->event : "(no)");
+	if (st->deferred) {
+		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
+			st->deferred, st->stitched, st->orphans);
+		for (r = 0; r < DEFERRED_EXPORT_REASONS_MAX; r++) {
+			if (!st->orphan_reasons[r])
+				continue;
+			fprintf(fp, "%s%s %" PRIu64, first ? " (" : ", ",
+				st->reason_names[r] ?: "unknown", st->orphan_reasons[r]);
+			first = false;
+		}
+		if (!first)
+			fprintf(fp, ")");
+		if (st->unstitched)
+			fprintf(fp, ", %" PRIu64 " not stitched", st->unstitched);
+		fprintf(fp, ")");
+	}
+	fprintf(fp, ", %" PRIu64 " stacks, %" PRIu64 " frames", st->stacks, st->frames);
+	if (st->other_events)
+		fprintf(fp, "; %" PRIu64 " samples of other events left out (--event)",
+			st->other_events);
+	if (st->unresolved)
+		fprintf(fp, "; %" PRIu64 " samples without a thread left out", st->unresolved);
+	fprintf(fp, "\n");
+}
