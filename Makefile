@@ -9,6 +9,8 @@
 #   make fuzz         run every fuzzer for FUZZ_SECONDS (default 60)
 #   make deps         install missing Debian packages (no-op when all present)
 #   make node-deps    install the pinned npm packages into node_modules/
+#   make demo         profile demo/workload.c with deferred user callchains:
+#                     summary, perf report, flame graph, exports in DEMO_OUT
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -94,8 +96,16 @@ node-deps: deps
 		npm ci --no-audit --no-fund --ignore-scripts; \
 	fi
 
+# Native deferral where the kernel can (6.19+), emulated elsewhere; the
+# script says which.  Needs what 'all' and 'node-deps' build (the template
+# of the flame graph); it builds the workload itself.
+DEMO_OUT ?= $(BUILD)/demo
+demo: node-deps
+	$(MAKE) all
+	DEMO_OUT="$(DEMO_OUT)" PERF="$(BUILD)/perf" demo/run-demo.sh
+
 clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps clean
+.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps demo clean

@@ -1,0 +1,220 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make demo (demo/run-demo.sh) and its flame graph, patch 0035.
+#
+# Runs the demo into a temporary DEMO_OUT and checks: the native/emulated
+# line (emulated on kernels before 6.19), the stitch summary (stitched
+# samples, counts that reconcile with each other and with perf stitch
+# --stats=json), the flame graph (the workload's functions as user frames
+# with stitched kernel frames above them, lost stacks as many as orphans,
+# nothing fetched from the network), what headless Chromium renders of it
+# offline (screenshot: flame graph colours over a large area, kernel blue
+# and user green both present; DOM: kernel and user frames in their
+# colours, no fill shared), and the folded and speedscope exports (present,
+# well-formed; their content is test-stitch-export's business).  Then a
+# recording with records dropped: the "[user stack lost: ...]" frames are
+# drawn red (patch 0035) and hold exactly the orphans.
+#
+# usage: tests/perf/test-demo.sh     (after make -f Makefile.perf-patch and
+#                                     make node-deps)
+#   PERF=...      patched perf to test (default: build/perf)
+#   CHROMIUM=...  browser (default: chromium)
+#   KEEP=1        keep the temporary directory
+# Needs root (or perf_event_paranoid <= 1) to record.  Exit status is
+# non-zero when a check fails; the last line is "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+CHROMIUM=${CHROMIUM:-chromium}
+PY=${PYTHON:-python3}
+CHECK="$PY $here/flamegraph-check.py"
+TEMPLATE=$top/node_modules/d3-flame-graph/dist/templates/d3-flamegraph-base.html
+
+. "$here/lib.sh"
+gt() {
+	[ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }
+}
+# val FILE KEY [FIELD]: field FIELD (default 2) of the line of FILE starting with KEY
+val() { awk -v k="$1" -v f="${3:-2}" '$1 == k { print $f; exit }' "$2"; }
+# json FILE EXPR: a value of the JSON object in FILE (EXPR in Python, on j)
+json() {
+	$PY -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+summary() { echo "$pass passed, $fail failed"; }
+
+for need in "$PERF" "$TEMPLATE"; do
+	if [ ! -e "$need" ]; then
+		echo "FAIL - $need missing (make -f Makefile.perf-patch; make node-deps)"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+if ! command -v "$CHROMIUM" > /dev/null; then
+	echo "FAIL - $CHROMIUM not installed (make deps)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/test-demo.XXXXXX)
+if [ "${KEEP:-0}" = 1 ]; then echo "# keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
+cd "$tmp" || exit 1
+out=$tmp/out
+
+# chromium_run ARGS...: headless, offline (every host name fails to
+# resolve), its own profile
+chromium_run() {
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--user-data-dir="$tmp/chromium-profile" --host-resolver-rules='MAP * ~NOTFOUND' \
+		--window-size=1200,800 --virtual-time-budget=10000 "$@"
+}
+
+# ---------------------------------------------------------------- the demo
+DEMO_OUT=$out PERF=$PERF "$top/demo/run-demo.sh" > demo.out 2> demo.err
+rc=$?
+check "demo: exit status 0" eq "$rc" 0
+[ "$rc" -eq 0 ] || { sed 's/^/     /' demo.err | tail -20; }
+
+# native needs Linux 6.19 (and CONFIG_UNWIND_USER, else the demo emulates)
+kver=$(uname -r | awk -F '[.-]' '{ printf "%d", $1 * 1000 + $2 }')
+if [ "$kver" -lt 6019 ]; then
+	expect='demo: deferred callchains: emulated (this kernel cannot defer user callchains;'
+	expect="$expect perf record --call-graph=deferred,emulate)"
+	check "demo: says it emulated (kernel $(uname -r))" eq "$(grep -cxF "$expect" demo.out)" 1
+else
+	check "demo: says native or emulated" eq \
+		"$(grep -Ec '^demo: deferred callchains: (native|emulated) \(' demo.out)" 1
+fi
+check "demo: exactly one mode line" eq "$(grep -c '^demo: deferred callchains: ' demo.out)" 1
+
+# the summary: N deferred samples, S stitched (P%), O orphans (reasons), R records
+line=$(sed -n 's/^demo: stitch summary (perf script): //p' demo.out)
+echo "# $line"
+$PY - "$line" > summary.chk <<'EOF'
+import re, sys
+line = sys.argv[1]
+m = re.match(r"deferred callchains: (\d+) deferred samples, (\d+) stitched \((\d+\.\d)%\), "
+             r"(\d+) orphans(?: \(([^)]*)\))?, (\d+) records, (\d+) duplicate records", line)
+if not m:
+    print("parsed 0")
+    sys.exit()
+n, s, pct, o, reasons, r, d = m.groups()
+n, s, o = int(n), int(s), int(o)
+print("parsed 1")
+print("deferred", n)
+print("stitched", s)
+print("orphans", o)
+print("records", r)
+print("reasons_sum", sum(int(x.rsplit(" ", 1)[1]) for x in reasons.split(", ")) if reasons else 0)
+print("pct_ok", int(pct == "%.1f" % (100.0 * s / n)))
+EOF
+check "summary: the line parses" eq "$(val parsed summary.chk)" 1
+n=$(val deferred summary.chk); s=$(val stitched summary.chk); o=$(val orphans summary.chk)
+check "summary: stitched samples" gt "${s:-0}" 0
+check "summary: deferred = stitched + orphans" eq "${n:-x}" "$((${s:-0} + ${o:-0}))"
+check "summary: orphans = sum of the reasons" eq "$(val reasons_sum summary.chk)" "${o:-x}"
+check "summary: percentage" eq "$(val pct_ok summary.chk)" 1
+"$PERF" stitch --stats=json -i "$out/perf.data" > stats.json 2> stats.err
+check "summary: = perf stitch --stats=json" eq \
+	"$(json stats.json '"%d %d %d %d" % (j["deferred_samples"], j["stitched"],
+		j["orphans_total"], j["records"])')" "$n $s $o $(val records summary.chk)"
+check "demo: prints the top of perf report" has demo.out \
+	'^demo: top of the stitched .perf report --stdio'
+check "demo: report has the stitched summary" grep -qxF "# $line" "$out/report.txt"
+check "demo: report shows a workload function" has demo.out \
+	'\[\.\] (sleep_spin_work|fault_touch_pages|hop_crunch|io_)'
+
+# ---------------------------------------------------------------- flame graph
+fg=$out/flamegraph.html
+check "flamegraph.html written" test -s "$fg"
+check "flamegraph.html: template filled in" hasnt "$fg" '@flamegraph_json|@options_json'
+funcs="io_read_block io_write_block io_ask_pid io_copy_blocks fault_touch_pages fault_map_region
+	sleep_spin_work sleep_thread hop_crunch hop_thread"
+# shellcheck disable=SC2086
+$CHECK stacks "$fg" $funcs > stacks.chk 2>&1
+for f in $funcs; do
+	check "flamegraph: $f is a user frame with samples" gt \
+		"$(awk -v f="$f" '$1 == "func" && $2 == f { print $4 }' stacks.chk)" 0
+done
+# stitched: the user frames that enter the kernel carry kernel frames
+for f in io_read_block io_write_block fault_touch_pages; do
+	check "flamegraph: kernel frames stitched above $f" gt \
+		"$(awk -v f="$f" '$1 == "func" && $2 == f { print $6 }' stacks.chk)" 0
+done
+for t in demo-io demo-faults demo-sleeper demo-hopper; do
+	check "flamegraph: thread $t" grep -q "\"n\": \"$t ([0-9]*)\"" "$fg"
+done
+check "flamegraph: every deferred sample drawn" test "$(val total stacks.chk)" -ge "${n:-1}"
+check "flamegraph: lost user stacks = orphans" eq "$(val lost stacks.chk)" "${o:-x}"
+
+$CHECK offline "$fg" > offline.chk 2>&1
+check "flamegraph: nothing fetched from the network" eq "$(val fetched offline.chk)" 0
+check "flamegraph: no http(s) URL but XML namespaces" eq "$(val unknown_urls offline.chk)" 0
+# the same check finds what a CDN page would load
+{
+	echo '<html><head>'
+	echo '<script src="https://cdn.jsdelivr.net/npm/d3-flame-graph@4.1.3/dist/d3-flamegraph.js">'
+	echo '</script><link rel="stylesheet" href="//cdn.example.org/fg.css">'
+	echo '<style>@import url("https://e.org/x.css");</style>'
+	echo '</head><body><script>fetch("https://e.org/stacks.json")</script></body></html>'
+} > cdn.html
+$CHECK offline cdn.html > cdn.chk 2>&1
+check "offline check: finds the 4 fetches of a CDN page" eq "$(val fetched cdn.chk)" 4
+
+# rendered: the screenshot shows the flame graph, both colours
+chromium_run --screenshot="$tmp/shot.png" "file://$fg" > chromium.log 2>&1
+check "chromium: screenshot written" test -s shot.png
+$CHECK png shot.png > png.chk 2>&1
+check "screenshot: 1200x800" eq "$(val size png.chk 2) $(val size png.chk 3)" "1200 800"
+# 960000 pixels: at least 5% flame graph, 5000 kernel blue, 5000 user green
+check "screenshot: flame graph colours over a large area" gt "$(val flame png.chk)" 48000
+check "screenshot: kernel colour present" gt "$(val kernel png.chk)" 5000
+check "screenshot: user colour present" gt "$(val user png.chk)" 5000
+sed 's/^/# png /' png.chk
+
+chromium_run --dump-dom "file://$fg" > dom.html 2> chromium-dom.log
+$CHECK dom dom.html "$fg" > dom.chk 2>&1
+sed 's/^/# dom /' dom.chk
+check "DOM: kernel frames rendered" gt "$(val kernel dom.chk)" 0
+check "DOM: user frames rendered" gt "$(val user dom.chk)" 0
+check "DOM: every kernel frame in the kernel colour" eq \
+	"$(val kernel dom.chk 4)" "$(val kernel dom.chk)"
+check "DOM: every user frame in the user colour" eq "$(val user dom.chk 4)" "$(val user dom.chk)"
+check "DOM: no fill shared by kernel and user frames" eq "$(val shared_fills dom.chk)" 0
+
+# ---------------------------------------------------------------- exports
+check "stacks.folded written" test -s "$out/stacks.folded"
+check "stacks.folded: every line 'stack count'" eq \
+	"$(grep -Evc '^.+ [0-9]+$' "$out/stacks.folded")" 0
+check "profile.speedscope.json written" test -s "$out/profile.speedscope.json"
+check "profile.speedscope.json: JSON" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' \
+	"$out/profile.speedscope.json"
+check "no temporary files left" eq "$(find "$out" -name '.tmp.*' | wc -l)" 0
+
+# ---------------------------------------------------------------- orphans
+# a frame-pointer recording emulated with a fifth of the records dropped
+mkdir lost
+"$PERF" record -q -g -N -o fp.data -- "$out/workload" 0.5 > rec.log 2>&1
+check "lost: fp recording" test -s fp.data
+"$PERF" stitch --emulate --drop 0.2 --seed 7 -q -i fp.data -o lost/perf.data > emu.log 2>&1
+check "lost: emulated with dropped records" test -s lost/perf.data
+(cd lost && "$PERF" script report flamegraph --template "$TEMPLATE" -o fg.html) \
+	> lost.out 2> lost.err
+nlost=$(sed -n 's/^deferred callchains: .* \([0-9]*\) orphans (.*/\1/p' lost.err)
+echo "# $(grep '^deferred callchains' lost.err)"
+check "lost: orphans" gt "${nlost:-0}" 0
+$CHECK stacks lost/fg.html > lost.chk 2>&1
+check "lost: pseudo-frames hold exactly the orphans" eq "$(val lost lost.chk)" "${nlost:-x}"
+check "lost: pseudo-frames have libtype root (patch 0035)" eq "$(val lost_libtypes lost.chk)" root
+chromium_run --dump-dom "file://$tmp/lost/fg.html" > lost-dom.html 2> /dev/null
+$CHECK dom lost-dom.html lost/fg.html > lost-dom.chk 2>&1
+sed 's/^/# dom /' lost-dom.chk
+check "lost: pseudo-frames rendered" gt "$(val lost lost-dom.chk)" 0
+check "lost: every pseudo-frame red" eq "$(val lost lost-dom.chk 4)" "$(val lost lost-dom.chk)"
+check "lost: kernel frames still blue" eq \
+	"$(val kernel lost-dom.chk 4)" "$(val kernel lost-dom.chk)"
+
+summary
+[ "$fail" -eq 0 ]
