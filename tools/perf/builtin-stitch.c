@@ -11,7 +11,8 @@
  *   --emulate            turn a frame-pointer recording into that format,
  *                        on any kernel (util/deferred-emulate.c)
  *   (no mode option)     convert: join each sample to its record and write
- *                        standard callchains every perf reads   [planned]
+ *                        standard callchains every perf reads
+ *                        (util/deferred-convert.c)
  *   --stats[=json]       only say how the samples stitch: the stitch
  *                        engine's counters (util/deferred-callchain.c)
  *   -F folded|speedscope export the stitched stacks              [planned]
@@ -33,6 +34,7 @@
 #include "util/data.h"
 #include "util/debug.h"
 #include "util/deferred-callchain.h"
+#include "util/deferred-convert.h"
 #include "util/deferred-emulate.h"
 #include "util/event.h"
 #include "util/session.h"
@@ -82,6 +84,33 @@ static int stitch__emulate(struct perf_stitch *stitch)
 	}
 	if (!quiet)
 		deferred_emulate__fprintf_stats(&stats, "perf stitch");
+	return 0;
+}
+
+static int stitch__convert(struct perf_stitch *stitch)
+{
+	struct deferred_convert_opts opts = {
+		.input	= stitch->input_name,
+		.output	= stitch->output_name,
+		.force	= stitch->force,
+	};
+	struct deferred_convert_stats stats;
+	int err;
+
+	if (!opts.output && !strcmp(opts.input, "-"))
+		opts.output = "-";
+	if (!opts.output) {
+		pr_err("perf stitch: no output file (-o)\n");
+		return -EINVAL;
+	}
+	err = deferred_convert(&opts, &stats);
+	if (err) {
+		pr_err("perf stitch: failed, %s\n", strcmp(opts.output, "-") ?
+		       "no output written" : "the output on stdout is not usable");
+		return err;
+	}
+	if (!quiet)
+		deferred_convert__fprintf_stats(&stats, &opts, "perf stitch", stderr);
 	return 0;
 }
 
@@ -225,7 +254,7 @@ static const struct stitch_mode_ops {
 	/* NULL: not implemented yet */
 	int		(*run)(struct perf_stitch *stitch);
 } stitch_modes[] = {
-	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", NULL },
+	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", stitch__convert },
 	[STITCH_EMULATE] = { "--emulate", stitch__emulate },
 	[STITCH_STATS]	 = { "--stats", stitch__stats },
 	[STITCH_EXPORT]	 = { "-F/--format", NULL },
@@ -329,6 +358,7 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_END()
 	};
 	const char * const stitch_usage[] = {
+		"perf stitch [-f] -i <deferred.data> -o <stitched.data>   (- for pipes)",
 		"perf stitch --emulate [<options>] -i <fp.data> -o <deferred.data>",
 		"perf stitch --stats[=json] [-i <deferred.data>]",
 		NULL
