@@ -277,8 +277,9 @@ check "no callchains: says so" has err.err 'record with -g'
 err_case "truth directory missing" e7.data --emulate -i fp.data -o e7.data --truth nodir/t.json
 err_case "pipe input, file output" e8.data --emulate -i - -o e8.data < pipe.fp
 err_case "fault options without --emulate" e9.data -i fp.data -o e9.data --drop 0.1
-err_case "convert mode (not implemented)" e10.data -i emu.data -o e10.data
-check "convert mode: says it is not implemented" has err.err 'not implemented yet'
+"$PERF" stitch -q -i emu.data -o e10.data > err.out 2> err.err
+check "convert mode (tests/perf/test-stitch-convert.sh): converts the emulated file" \
+	eq "$?:$(cat err.err)" "0:"
 err_case "-F with --emulate" e11.data --emulate -i fp.data -o e11.data -F folded
 check "-F with --emulate: exclusive" has err.err 'exclusive'
 err_case "--stats with --emulate" e12.data -i emu.data --stats --emulate -o e12.data

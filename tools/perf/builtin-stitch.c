@@ -11,13 +11,12 @@
  *   --emulate            turn a frame-pointer recording into that format,
  *                        on any kernel (util/deferred-emulate.c)
  *   (no mode option)     convert: join each sample to its record and write
- *                        standard callchains every perf reads   [planned]
+ *                        standard callchains every perf reads
+ *                        (util/deferred-convert.c)
  *   --stats[=json]       only say how the samples stitch: the stitch
  *                        engine's counters (util/deferred-callchain.c)
  *   -F folded|speedscope export the stitched stacks as folded stacks or a
  *                        speedscope profile (util/deferred-export.c)
- *
- * Planned modes are parsed but refused, and hidden from the help.
  */
 #include "builtin.h"
 
@@ -35,6 +34,7 @@
 #include "util/data.h"
 #include "util/debug.h"
 #include "util/deferred-callchain.h"
+#include "util/deferred-convert.h"
 #include "util/deferred-emulate.h"
 #include "util/deferred-export.h"
 #include "util/event.h"
@@ -88,6 +88,33 @@ static int stitch__emulate(struct perf_stitch *stitch)
 	}
 	if (!quiet)
 		deferred_emulate__fprintf_stats(&stats, "perf stitch");
+	return 0;
+}
+
+static int stitch__convert(struct perf_stitch *stitch)
+{
+	struct deferred_convert_opts opts = {
+		.input	= stitch->input_name,
+		.output	= stitch->output_name,
+		.force	= stitch->force,
+	};
+	struct deferred_convert_stats stats;
+	int err;
+
+	if (!opts.output && !strcmp(opts.input, "-"))
+		opts.output = "-";
+	if (!opts.output) {
+		pr_err("perf stitch: no output file (-o)\n");
+		return -EINVAL;
+	}
+	err = deferred_convert(&opts, &stats);
+	if (err) {
+		pr_err("perf stitch: failed, %s\n", strcmp(opts.output, "-") ?
+		       "no output written" : "the output on stdout is not usable");
+		return err;
+	}
+	if (!quiet)
+		deferred_convert__fprintf_stats(&stats, &opts, "perf stitch", stderr);
 	return 0;
 }
 
@@ -254,15 +281,11 @@ static int stitch__export(struct perf_stitch *stitch)
 	return 0;
 }
 
-static const struct stitch_mode_ops {
-	const char	*what;
-	/* NULL: not implemented yet */
-	int		(*run)(struct perf_stitch *stitch);
-} stitch_modes[] = {
-	[STITCH_CONVERT] = { "converting deferred callchains into standard ones", NULL },
-	[STITCH_EMULATE] = { "--emulate", stitch__emulate },
-	[STITCH_STATS]	 = { "--stats", stitch__stats },
-	[STITCH_EXPORT]	 = { "-F/--format", stitch__export },
+static int (* const stitch_modes[])(struct perf_stitch *stitch) = {
+	[STITCH_CONVERT] = stitch__convert,
+	[STITCH_EMULATE] = stitch__emulate,
+	[STITCH_STATS]	 = stitch__stats,
+	[STITCH_EXPORT]	 = stitch__export,
 };
 
 static int parse_fraction(const struct option *opt, const char *str, int unset)
@@ -325,7 +348,6 @@ int cmd_stitch(int argc, const char **argv)
 			.max_stack = PERF_MAX_STACK_DEPTH,
 		},
 	};
-	const struct stitch_mode_ops *ops;
 	enum stitch_mode mode = STITCH_CONVERT;
 	int nr_modes;
 	struct option options[] = {
@@ -378,6 +400,7 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_END()
 	};
 	const char * const stitch_usage[] = {
+		"perf stitch [-f] -i <deferred.data> -o <stitched.data>   (- for pipes)",
 		"perf stitch --emulate [<options>] -i <fp.data> -o <deferred.data>",
 		"perf stitch --stats[=json] [-i <deferred.data>]",
 		"perf stitch -F folded [<options>] [-i <deferred.data>] [-o <stacks.folded>]",
@@ -415,10 +438,5 @@ int cmd_stitch(int argc, const char **argv)
 		return -EINVAL;
 	}
 
-	ops = &stitch_modes[mode];
-	if (!ops->run) {
-		pr_err("perf stitch: %s is not implemented yet; only --emulate is\n", ops->what);
-		return -EOPNOTSUPP;
-	}
-	return ops->run(&stitch);
+	return stitch_modes[mode](&stitch);
 }

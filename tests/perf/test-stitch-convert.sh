@@ -1,0 +1,359 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf stitch -i deferred.data -o stitched.data (convert mode, pipe mode):
+# the output must be a file every perf reads, here the system perf 6.1.
+#
+# Records a frame-pointer workload (tests/perf/emulate-workload.c) with the
+# system perf, emulates deferred callchains with seeded faults
+# (perf stitch --emulate --truth), converts, and checks with the system perf:
+# every stitched sample shows the recording's callchain, the orphans are the
+# injected faults one for one with their reason's frame, no warning; the
+# header (attrs, features), the rounds and the time order; pipe mode; errors
+# (no output left); writer-made edge cases (tests/perf/convert-gen.py); the
+# counts against perf stitch --stats=json.
+#
+# usage: tests/perf/test-stitch-convert.sh     (after make -f Makefile.perf-patch)
+#   PERF=...      patched perf to test (default: build/perf)
+#   SYS_PERF=...  the older perf that must read the output (default: /usr/bin/perf)
+#   CC=...        compiler for the workload (default: cc)
+#   KEEP=1        keep the temporary directory
+# Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
+# raw_syscalls:sys_exit tracepoint.  Exit status is non-zero when a check
+# fails; the last line is "N passed, M failed".
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+CC=${CC:-cc}
+PY=${PYTHON:-python3}
+CHECK="$PY $here/emulate-check.py"
+
+. "$here/lib.sh"
+gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
+# stat FILE NAME: "NAME events:" in perf report --stats output (0 if absent)
+stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$1"; }
+# js FILE EXPR: a value of a JSON object (d), printed by python
+js() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# sumfield FILE REGEX: the number the summary line has before REGEX
+sumfield() { sed -nE "s/^perf stitch:.*[ (]([0-9]+) $2.*/\1/p" "$1" | head -1; }
+# reason FILE NAME: the count after the orphan reason NAME in the summary, 0 if absent
+reason() { sed -nE "s/^perf stitch: .*(\(|, )$2 ([0-9]+)[,)].*/\2/p" "$1" | head -1 | grep . || echo 0; }
+# e2e PREFIX REF OUT TRUTH: emulate-check.py --e2e, one result per check
+e2e() {
+	local prefix=$1 line
+	$CHECK --e2e "$2" "$3" "$4" > "$prefix.check" 2>&1
+	while read -r line; do
+		case "$line" in
+		"check "*" ok") ok "$prefix: ${line#check }";;
+		"check "*) bad "$prefix: ${line#check }";;
+		esac
+	done < "$prefix.check"
+	grep -q '^check ' "$prefix.check" || { bad "$prefix: emulate-check.py failed"; cat "$prefix.check"; }
+}
+# no_output DESCRIPTION FILE: neither FILE nor a temporary file next to it
+no_output() {
+	if [ -e "$2" ] || ls "$2".tmp-* > /dev/null 2>&1; then
+		bad "$1: no output left behind"
+	else
+		ok "$1: no output left behind"
+	fi
+}
+
+if [ ! -x "$PERF" ]; then
+	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version > /dev/null 2>&1; then
+	echo "FAIL - no system perf ($SYS_PERF) to read the output with"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/test-stitch-convert.XXXXXX)
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
+cd "$tmp" || exit 1
+
+# ------------------------------------------------------------ recording, emulation
+if ! $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload "$here/emulate-workload.c" 2> cc.log; then
+	cat cc.log
+	bad "build the workload ($CC)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+if ! "$SYS_PERF" record -q -m 64 -g --sample-cpu --switch-events -e cpu-clock \
+		-e raw_syscalls:sys_exit -o fp.data -- ./workload 400 > record.log 2>&1; then
+	cat record.log
+	bad "perf record -g --sample-cpu --switch-events -e cpu-clock -e raw_syscalls:sys_exit ($SYS_PERF)"
+	echo "$pass passed, $fail failed"
+	exit 1
+fi
+"$PERF" stitch --emulate -q -i fp.data -o emu.data --truth emu.truth --seed 7 \
+	--drop 0.2 --duplicate 0.2 --late 0.5 --bogus-ip 0.2
+check "emulated with faults (drop, duplicate, late, bogus ip)" [ -s emu.data -a -s emu.truth ]
+
+# ------------------------------------------------------------ 1. end to end
+start=$(date +%s%N)
+"$PERF" stitch -i emu.data -o st.data > st.out 2> st.err
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+check "convert: exit status 0 (${ms} ms)" eq "$rc" 0
+check "convert: nothing on stdout" [ ! -s st.out ]
+check "convert: one summary line on stderr" eq "$(wc -l < st.err)" 1
+sed 's/^/     /' st.err
+check "convert: no temporary file left" eval '! ls st.data.tmp-* > /dev/null 2>&1'
+
+fields="-F tid,time,event,ip,sym,dso --ns"
+"$SYS_PERF" script $fields -i fp.data > ref.script 2> /dev/null
+"$SYS_PERF" script $fields -i st.data > out.script 2> out.err
+check "system perf script: exit status 0" eq "$?" 0
+check "system perf script: no message at all on stderr" [ ! -s out.err ]
+e2e "system perf script" ref.script out.script emu.truth
+# the reason frames: a dropped record is lost (or the task exited before the
+# entry's records could come), a record starting with a bogus ip is empty
+$PY - emu.truth out.script > reasons.out <<'EOF'
+import json, re, sys
+hdr = re.compile(r'^\s*(\d+)\s+(\d+)\.(\d{9}):\s+(\S+):\s*$')
+frames, cur = {}, None
+for line in open(sys.argv[2]):
+    m = hdr.match(line)
+    if m:
+        cur = frames.setdefault((int(m[1]), int(m[2]) * 10**9 + int(m[3]), m[4]), [])
+    elif cur is not None and line.startswith('\t'):
+        cur.append(line.strip())
+want = {'drop': ('record lost', 'task exited'), 'empty': ('unwind failed',)}
+bad = n = 0
+for t in map(json.loads, open(sys.argv[1])):
+    if t.get('expect') != 'orphan':
+        continue
+    n += 1
+    fr = frames.get((t['tid'], t['time'], t['event']), [])
+    lost = [f for f in fr if '([user stack lost: ' in f]
+    ok = len(lost) == 1 and fr[-1] == lost[0] and \
+        any('[user stack lost: %s])' % r in lost[0] for r in want[t['orphan']])
+    bad += not ok
+print(n, bad)
+EOF
+read -r norph nbad < reasons.out
+check "orphans ($norph) show the frame of their fault's reason, last" eq "$nbad" 0
+check "some orphans of each kind" gt "$norph" 100
+
+"$SYS_PERF" script -v -i st.data > /dev/null 2> outv.err
+check "system perf script -v: no timestamp, unknown record or callchain complaint" \
+	hasnt outv.err 'Timestamp below|unknown|invalid callchain|out of order|Reserved bits|failed to process'
+
+# ------------------------------------------------------------ 2. perf report
+"$SYS_PERF" report --stdio -i st.data > report.out 2> report.err
+check "system perf report: exit status 0" eq "$?" 0
+check "system perf report: no warnings" [ ! -s report.err ]
+"$PERF" report --stats -i emu.data > emu.stats 2> /dev/null
+"$SYS_PERF" report --stats -i st.data > st.stats 2> st.stats.err
+nsamples=$(stat emu.stats SAMPLE)
+check "system perf report --stats: all $nsamples samples" eq "$(stat st.stats SAMPLE)" "$nsamples"
+check "system perf report --stats: no CALLCHAIN_DEFERRED (type 22)" eq "$(stat st.stats CALLCHAIN_DEFERRED)" 0
+check "system perf report --stats: other records kept (SWITCH)" \
+	eq "$(stat st.stats SWITCH)" "$(stat emu.stats SWITCH)"
+check "system perf report --stats: other records kept (COMM)" \
+	eq "$(stat st.stats COMM)" "$(stat emu.stats COMM)"
+check "MMAP2: the input's plus the lost-stack maps" \
+	eq "$(stat st.stats MMAP2)" "$(($(stat emu.stats MMAP2) + $(sumfield st.err 'lost-stack maps')))"
+check "system perf report: the lost frames' maps" has report.out '\[user stack lost: record lost\]'
+
+# ------------------------------------------------------------ 3. our perf on the input = system perf on the output
+f3="-F comm,tid,time,ip,sym --ns"
+"$PERF" script $f3 -i emu.data > ours.script 2> /dev/null
+"$SYS_PERF" script $f3 -i st.data > sys.script 2> /dev/null
+$PY - emu.truth ours.script sys.script > same.out <<'EOF'
+import json, re, sys
+hdr = re.compile(r'^\s*\S+\s+(\d+)\s+(\d+)\.(\d{9}):\s*$')
+def parse(path):
+    out, cur = {}, None
+    for line in open(path):
+        m = hdr.match(line)
+        if m:
+            cur = out.setdefault((int(m[1]), int(m[2]) * 10**9 + int(m[3])), [])
+        elif cur is not None and line.startswith('\t'):
+            cur.append(line.strip())
+    return out
+ours, sys_ = parse(sys.argv[2]), parse(sys.argv[3])
+n = bad = 0
+for t in map(json.loads, open(sys.argv[1])):
+    if t.get('expect') != 'stitched':
+        continue
+    n += 1
+    k = (t['tid'], t['time'])
+    bad += k not in ours or ours.get(k) != sys_.get(k)
+print(n, bad)
+EOF
+read -r nst nbad < same.out
+check "stitched samples ($nst): our perf on the input = system perf on the output" eq "$nbad" 0
+
+# ------------------------------------------------------------ 4. header, rounds, time order
+"$PERF" evlist -v -i st.data > st.evlist 2>&1
+check "evlist: no defer bits" hasnt st.evlist 'defer_'
+check "evlist: attr size 128" eq "$(grep -c 'size: 128' st.evlist)" 2
+"$PERF" report --header-only -I -i st.data > st.header 2>&1
+"$PERF" report --header-only -I -i emu.data > emu.header 2>&1
+"$SYS_PERF" report --header-only -I -i st.data > st.header6 2> st.header6.err
+"$SYS_PERF" report --header-only -I -i fp.data > fp.header6 2> /dev/null
+check "event descriptions: no defer bits" hasnt st.header 'defer_'
+check "system perf: event descriptions read, no reserved bits complaint" \
+	eq "$(grep -c '^# event : name' st.header6)" 2
+check "system perf: header the same as the recording's (but dates and sizes)" \
+	eq "$(grep -vE '^# (captured on|data size|feat offset)' st.header6)" \
+	   "$(grep -vE '^# (captured on|data size|feat offset)' fp.header6)"
+feats() { grep -E '^# [a-z]' "$1" | grep -vE '^# (captured on|data size|feat offset|event :|missing features)' | cut -d: -f1 | sort -u; }
+check "features present as in the input" eq "$(feats st.header)" "$(feats emu.header)"
+check "missing features as in the input" \
+	eq "$(grep '^# missing features' st.header)" "$(grep '^# missing features' emu.header)"
+
+"$PERF" report -D -i st.data > st.dump 2> /dev/null
+check "-D: no PERF_RECORD_CALLCHAIN_DEFERRED" hasnt st.dump 'PERF_RECORD_CALLCHAIN_DEFERRED'
+check "-D: no PERF_CONTEXT_USER_DEFERRED (fffffffffffffd80)" hasnt st.dump ': fffffffffffffd80$'
+$PY - st.dump > order.out <<'EOF'
+import re, sys
+ev = re.compile(r'^(\d+) (\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_(\w+)')
+rounds = bad = timed = 0
+last = prev_round_max = cur_max = 0
+for line in open(sys.argv[1]):
+    m = ev.match(line)
+    if not m:
+        continue
+    t, kind = int(m[2]), m[3]
+    if kind == 'FINISHED_ROUND':
+        rounds += 1
+        prev_round_max = cur_max
+        continue
+    if not t:
+        continue        # no time: readers do not queue it
+    timed += 1
+    bad += t < last or t < prev_round_max
+    last = max(last, t)
+    cur_max = max(cur_max, t)
+print(rounds, timed, bad)
+EOF
+read -r nrounds ntimed nbad < order.out
+check "-D: FINISHED_ROUND records ($nrounds)" gt "$nrounds" 1
+check "-D: $ntimed timed events in time order, none below the previous round's max" eq "$nbad" 0
+
+# ------------------------------------------------------------ 7. counts reconcile
+"$PERF" stitch --stats=json -i emu.data > emu.json 2> /dev/null
+check "summary: samples = input's" eq "$(sumfield st.err samples)" "$nsamples"
+check "summary: deferred = --stats=json" eq "$(sumfield st.err 'with deferred')" "$(js emu.json "d['deferred_samples']")"
+check "summary: stitched = --stats=json" eq "$(sumfield st.err stitched)" "$(js emu.json "d['stitched']")"
+check "summary: orphans = --stats=json" eq "$(sumfield st.err orphans)" "$(js emu.json "d['orphans_total']")"
+for r in record_lost task_exited stream_ended memory_cap exec unwind_failed; do
+	check "summary: $r = --stats=json" \
+		eq "$(reason st.err "${r/_/ }")" "$(js emu.json "d['orphans']['$r']")"
+done
+check "summary: stitched + orphans = deferred" \
+	eq "$(($(sumfield st.err stitched) + $(sumfield st.err orphans)))" "$(sumfield st.err 'with deferred')"
+check "summary: records removed = the input's" \
+	eq "$(sumfield st.err 'CALLCHAIN_DEFERRED records removed')" "$(stat emu.stats CALLCHAIN_DEFERRED)"
+
+# ------------------------------------------------------------ 5. pipe mode
+"$SYS_PERF" record -q -g --sample-cpu -e cpu-clock -o - -- ./workload 100 2> /dev/null > pipe.fp
+"$PERF" stitch --emulate -q -i - -o - --truth pipe.truth --seed 3 --drop 0.2 --bogus-ip 0.1 \
+	< pipe.fp > pipe.emu
+"$PERF" stitch -i - -o - < pipe.emu > piped.data 2> piped.err
+check "pipe mode: exit status 0" eq "$?" 0
+check "pipe mode: summary says stdout" has piped.err '; wrote stdout$'
+"$SYS_PERF" script $fields -i - < pipe.fp > pref.script 2> /dev/null
+"$SYS_PERF" script $fields -i - < piped.data > piped.script 2> piped.script.err
+check "pipe mode: system perf script reads it, no message" [ ! -s piped.script.err ]
+e2e "pipe mode" pref.script piped.script pipe.truth
+"$SYS_PERF" evlist -v -i - < piped.data > piped.evlist 2>&1
+check "pipe mode: attrs without defer bits" hasnt piped.evlist 'defer_'
+"$SYS_PERF" report --stats -i - < piped.data > piped.stats 2>&1
+"$PERF" report --stats -i - < pipe.emu > pipe.emu.stats 2>&1
+check "pipe mode: every sample" eq "$(stat piped.stats SAMPLE)" "$(stat pipe.emu.stats SAMPLE)"
+check "pipe mode: no CALLCHAIN_DEFERRED" eq "$(stat piped.stats CALLCHAIN_DEFERRED)" 0
+"$PERF" stitch -q -i - -o - < pipe.emu | "$SYS_PERF" script $fields -i - > piped2.script 2> /dev/null
+check "pipe mode through a pipe: the same" cmp -s piped.script piped2.script
+
+# ------------------------------------------------------------ no deferred data: copied
+"$PERF" stitch -i fp.data -o copy.data 2> copy.err
+check "no deferred data: exit status 0" eq "$?" 0
+check "no deferred data: says it copied" has copy.err '^perf stitch: no deferred callchains in fp.data, copied [0-9]+ samples to copy.data$'
+"$SYS_PERF" script $fields -i copy.data > copy.script 2> /dev/null
+check "no deferred data: the same perf script output" cmp -s ref.script copy.script
+
+# ------------------------------------------------------------ 6. writer-made files
+if ! $PY "$here/convert-gen.py" edge garbage cut bigendian > gen.log 2>&1; then
+	cat gen.log
+	bad "convert-gen.py"
+fi
+"$PERF" stitch -i edge.data -o edge.out 2> edge.err
+check "edge cases: exit status 0" eq "$?" 0
+check "edge cases: summary" has edge.err '^perf stitch: 4 samples, 4 with deferred user callchains: 3 stitched, 1 orphans \(stream ended 1\); 3 CALLCHAIN_DEFERRED records removed, 1 lost-stack maps added; wrote edge.out$'
+"$SYS_PERF" script -F tid,time,ip,dso --ns -i edge.out > edge.script 2> edge.script.err
+cat > edge.expect <<'EOF'
+  100     0.000000200: 
+	ffffffff81001000 ([kernel.kallsyms])
+	            1000 (/nonexistent/app)
+	            2000 (/nonexistent/app)
+
+  100     0.000000250: 
+	ffffffff81002000 ([kernel.kallsyms])
+	            1000 (/nonexistent/app)
+	            2000 (/nonexistent/app)
+
+  101     0.000000400: 
+	ffffffff81003000 ([kernel.kallsyms])
+	               0 ([user stack lost: stream ended])
+
+  100     0.000000500: 
+	            3000 (/nonexistent/app)
+	            1000 (/nonexistent/app)
+
+EOF
+check "edge cases: record before its samples, cross-CPU, duplicate, user mode, stream end" \
+	diff -u edge.expect edge.script
+check "edge cases: system perf says nothing" [ ! -s edge.script.err ]
+
+# ------------------------------------------------------------ 6. errors leave no output
+# err_case DESCRIPTION OUTPUT REGEX ARGS...: fails, says REGEX, leaves no output
+err_case() {
+	local d=$1 out=$2 re=$3; shift 3
+	"$PERF" stitch "$@" > err.out 2> err.err
+	local rc=$?
+	check "$d: fails" [ $rc -ne 0 ]
+	check "$d: says why" has err.err "$re"
+	no_output "$d" "$out"
+}
+err_case "garbage CALLCHAIN_DEFERRED" g.out \
+	'^0x2c8 \[0x40\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000' -i garbage.data -o g.out
+check "garbage CALLCHAIN_DEFERRED: names the file" has err.err '^garbage.data: 1 malformed'
+err_case "record cut short" c.out '^cut.data: 0x308 \[0x40\]: the data ends 48 bytes into this record' \
+	-i cut.data -o c.out
+head -c $(($(wc -c < emu.data) / 2)) emu.data > half.data
+err_case "file cut in half" h.out '^half.data: the data section ends at 0x[0-9a-f]+ but the file at 0x' \
+	-i half.data -o h.out
+err_case "big-endian file" b.out '^bigendian.data: a file of the other byte order is not supported' \
+	-i bigendian.data -o b.out
+err_case "missing input" m.out 'cannot read nosuch.data' -i nosuch.data -o m.out
+err_case "no -o" perf.data 'no output file' -i emu.data
+err_case "output directory missing" nodir/x.out 'cannot create a file next to nodir/x.out' \
+	-i emu.data -o nodir/x.out
+err_case "pipe input, file output" p.out 'both input and output to be pipes' -i - -o p.out < pipe.emu
+sum=$(md5sum < st.data)
+"$PERF" stitch -i emu.data -o st.data > err.out 2> err.err
+check "existing output without -f: fails" [ $? -ne 0 ]
+check "existing output without -f: says so" has err.err '^st.data exists, not overwriting it \(-f to overwrite\)'
+check "existing output without -f: left alone, no temporary file" \
+	eval '[ "$(md5sum < st.data)" = "$sum" ] && ! ls st.data.tmp-* > /dev/null 2>&1'
+"$PERF" stitch -q -f -i emu.data -o st.data 2> force.err
+check "existing output with -f: replaced" eq "$?:$(cat force.err)" "0:"
+check "existing output with -f: the same conversion" eq "$(md5sum < st.data)" "$sum"
+sum=$(md5sum < emu.data)
+"$PERF" stitch -f -i emu.data -o emu.data > err.out 2> err.err
+check "output = input: fails even with -f" [ $? -ne 0 ]
+check "output = input: input intact" eq "$(md5sum < emu.data)" "$sum"
+"$PERF" stitch -h > help.out 2>&1
+check "help: the convert usage" has help.out 'perf stitch \[-f\] -i <deferred.data> -o <stitched.data>'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

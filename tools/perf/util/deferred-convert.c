@@ -1,0 +1,1040 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf stitch (convert mode): deferred user callchains made standard.
+ *
+ * The input is read through a session like perf script reads it: in time
+ * order (ordered_events), every sample going through the deferred callchain
+ * stitcher (util/deferred-callchain.c), which hands each sample whose user
+ * part was deferred back stitched or as an orphan, the events after it
+ * held back behind it.  So the tool sees the whole input in time order and
+ * writes each event as it comes:
+ *
+ *  - a stitched sample: the raw event with its callchain replaced by the
+ *    stitched one (kernel..., PERF_CONTEXT_USER, user...), every other byte
+ *    as it was, header.size fixed;
+ *  - an orphan: the same length, its last two entries (the deferred marker
+ *    and the cookie) become PERF_CONTEXT_USER and the address of its reason
+ *    in a map named "[user stack lost: <reason>]".  That map is a
+ *    PERF_RECORD_MMAP2 written for the sample's process just before its
+ *    first orphan of that reason (again after an exec, a new process with
+ *    that pid, or the end of the process), at the sample's time.  Its
+ *    addresses lie above any user address space (47-bit, LA57 and arm64
+ *    52-bit ones), so the map never covers a real one.  perf before 6.19
+ *    shows the frame as "[unknown] ([user stack lost: <reason>])"; a
+ *    chain ending in PERF_CONTEXT_USER_DEFERRED, which it would throw
+ *    away as invalid, is never written;
+ *  - PERF_RECORD_CALLCHAIN_DEFERRED records: left out (the stitcher took
+ *    them);
+ *  - the input's PERF_RECORD_FINISHED_ROUND markers: left out; the output
+ *    gets its own, one per CONVERT_ROUND_BYTES written.  Everything is
+ *    written in time order, so a reader flushing at a round never meets an
+ *    event older than what it flushed, and holds at most about two rounds;
+ *  - everything else: as it was.
+ *
+ * The attrs lose defer_callchain and defer_output (file header, pipe
+ * HEADER_ATTR events, HEADER_EVENT_DESC) and are written at most as large
+ * as this perf's struct perf_event_attr, which older perf reads.  A file's
+ * header features are copied from the input (HEADER_EVENT_DESC patched);
+ * HEADER_COMPRESSED goes, the data being written uncompressed.  In pipe
+ * mode the session repipes the pipe header and tracing data, the tool
+ * writes the rest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+#include <perf/event.h>
+#include <internal/lib.h>
+
+#include "data.h"
+#include "debug.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "header.h"
+#include "intlist.h"
+#include "session.h"
+#include "synthetic-events.h"
+#include "tool.h"
+#include "util.h"
+#include "deferred-convert.h"
+
+/* A PERF_RECORD_FINISHED_ROUND after this many bytes of output. */
+#define CONVERT_ROUND_BYTES	(256 * 1024)
+
+/*
+ * The "[user stack lost: <reason>]" maps: one page per reason from
+ * CONVERT_LOST_BASE, the frame at the start of its page.
+ */
+#define CONVERT_LOST_BASE	0x7ffe000000000000ULL
+#define CONVERT_LOST_STRIDE	0x10000ULL
+#define CONVERT_LOST_LEN	0x1000ULL
+
+#define CONVERT_MAX_EVENT	65535
+
+/* "PERFILE2" as this host writes it (util/header.c keeps its own static) */
+#define CONVERT_PERF_MAGIC	0x32454c4946524550ULL
+
+struct cvt_out {
+	int	fd;
+	u64	written;
+	size_t	len;
+	char	buf[65536];
+};
+
+struct cvt {
+	struct perf_tool		tool;
+	const struct deferred_convert_opts *opts;
+	struct deferred_convert_stats	*stats;
+	struct perf_data		data;		/* the session points to it */
+	struct perf_session		*session;
+	bool				pipe;
+	struct cvt_out			*out;
+	u64				round_bytes;	/* written since the last round */
+	u64				last_time;	/* of the last timed event written */
+	/* per process: a bit per reason whose lost map it has */
+	struct intlist			*lost_maps;
+	struct perf_file_section	secs[HEADER_FEAT_BITS];
+	union perf_event		*ev;		/* CONVERT_MAX_EVENT + 1 bytes */
+	int				err;
+};
+
+/* ---- output ---- */
+
+static int cvt_out__flush(struct cvt_out *out)
+{
+	if (out->len && writen(out->fd, out->buf, out->len) != (ssize_t)out->len)
+		return -errno ?: -EIO;
+	out->len = 0;
+	return 0;
+}
+
+static int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
+{
+	int err;
+
+	out->written += sz;
+	if (out->len + sz > sizeof(out->buf)) {
+		err = cvt_out__flush(out);
+		if (err)
+			return err;
+	}
+	memcpy(out->buf + out->len, buf, sz);
+	out->len += sz;
+	return 0;
+}
+
+static int cvt__write_round(struct cvt *cvt)
+{
+	struct perf_event_header round = {
+		.type	= PERF_RECORD_FINISHED_ROUND,
+		.size	= sizeof(round),
+	};
+	int err = cvt_out__write(cvt->out, &round, sizeof(round));
+
+	if (err)
+		return err;
+	cvt->stats->events++;
+	cvt->stats->rounds++;
+	cvt->round_bytes = 0;
+	return 0;
+}
+
+/*
+ * Writes @event, which happened at @time (-1: no time).  Rounds go between
+ * events only, at the first event after CONVERT_ROUND_BYTES were written.
+ */
+static int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
+{
+	int err;
+
+	if (cvt->round_bytes >= CONVERT_ROUND_BYTES) {
+		err = cvt__write_round(cvt);
+		if (err)
+			return err;
+	}
+	if (time != (u64)-1) {
+		if (time < cvt->last_time)
+			cvt->stats->out_of_order++;
+		else
+			cvt->last_time = time;
+	}
+	err = cvt_out__write(cvt->out, event, event->header.size);
+	if (err)
+		return err;
+	cvt->stats->events++;
+	cvt->round_bytes += event->header.size;
+	return 0;
+}
+
+static int cvt__fail(struct cvt *cvt, int err)
+{
+	if (!cvt->err)
+		cvt->err = err;
+	return err;
+}
+
+/* ---- the lost-stack maps ---- */
+
+static u64 cvt__lost_addr(int reason)
+{
+	return CONVERT_LOST_BASE + CONVERT_LOST_STRIDE * reason;
+}
+
+/* A new program, a new process with that pid, or its end: maps go. */
+static void cvt__forget_maps(struct cvt *cvt, u32 pid)
+{
+	struct int_node *node = intlist__find(cvt->lost_maps, pid);
+
+	if (node)
+		node->priv = NULL;
+}
+
+static int cvt__write_lost_map(struct cvt *cvt, struct evsel *evsel,
+			       const struct perf_sample *sample, int reason)
+{
+	struct perf_record_mmap2 *mm = &cvt->ev->mmap2;
+	struct int_node *node = intlist__findnew(cvt->lost_maps, sample->pid);
+	unsigned long have;
+	size_t len;
+
+	if (!node)
+		return -ENOMEM;
+	have = (unsigned long)node->priv;
+	if (have & (1UL << reason))
+		return 0;
+
+	memset(mm, 0, sizeof(*mm));
+	mm->header.type = PERF_RECORD_MMAP2;
+	mm->header.misc = PERF_RECORD_MISC_USER;
+	mm->pid = sample->pid;
+	mm->tid = sample->tid;
+	mm->start = cvt__lost_addr(reason);
+	mm->len = CONVERT_LOST_LEN;
+	mm->prot = PROT_READ | PROT_EXEC;
+	mm->flags = MAP_PRIVATE;
+	len = scnprintf(mm->filename, sizeof(mm->filename), "[user stack lost: %s]",
+			deferred_stitch__reason_name(reason)) + 1;
+	len = PERF_ALIGN(len, sizeof(u64));
+	mm->header.size = sizeof(*mm) - sizeof(mm->filename) + len;
+	/* the sample_id of the orphan itself: its pid, tid, time, cpu, id */
+	mm->header.size += perf_event__synthesize_id_sample((void *)mm + mm->header.size,
+							    evsel->core.attr.sample_type,
+							    sample);
+	node->priv = (void *)(have | (1UL << reason));
+	cvt->stats->lost_maps++;
+	return cvt__write(cvt, cvt->ev, sample->time);
+}
+
+/* ---- samples ---- */
+
+/*
+ * @event with its callchain (at @chain_off, @old_nr entries) replaced by
+ * @nr entries from @ips, in cvt->ev.
+ */
+static int cvt__rebuild(struct cvt *cvt, const union perf_event *event, size_t chain_off,
+			u64 old_nr, const u64 *ips, u64 nr)
+{
+	size_t tail_off = chain_off + (1 + old_nr) * sizeof(u64);
+	size_t tail_len = event->header.size - tail_off;
+	size_t size = tail_off - old_nr * sizeof(u64) + nr * sizeof(u64) + tail_len;
+	char *p = (char *)cvt->ev;
+
+	if (size > CONVERT_MAX_EVENT)
+		return -E2BIG;
+	memcpy(p, event, chain_off);
+	memcpy(p + chain_off, &nr, sizeof(nr));
+	memcpy(p + chain_off + sizeof(nr), ips, nr * sizeof(u64));
+	memcpy(p + chain_off + (1 + nr) * sizeof(u64), (const char *)event + tail_off, tail_len);
+	cvt->ev->header.size = size;
+	return 0;
+}
+
+static int cvt__sample(struct perf_tool *tool, union perf_event *event,
+		       struct perf_sample *sample, struct evsel *evsel,
+		       struct machine *machine __maybe_unused)
+{
+	struct cvt *cvt = container_of(tool, struct cvt, tool);
+	const struct deferred_sample_info *info = sample->deferred;
+	struct deferred_convert_stats *st = cvt->stats;
+	struct perf_sample orig;
+	struct ip_callchain *chain;
+	size_t chain_off;
+	int err;
+
+	st->samples++;
+	if (!info)
+		return cvt__write(cvt, event, sample->time);
+
+	if (info->status == DEFERRED_SAMPLE__UNSTITCHED) {
+		pr_err("a deferred user callchain could not be stitched (see above)\n");
+		return cvt__fail(cvt, -EINVAL);
+	}
+
+	/* where the callchain is in the raw event: the stitched one is not */
+	err = evsel__parse_sample(evsel, event, &orig);
+	if (err || !orig.callchain)
+		return cvt__fail(cvt, err ?: -EINVAL);
+	chain = orig.callchain;
+	chain_off = (const char *)chain - (const char *)event;
+	st->deferred++;
+
+	if (info->status == DEFERRED_SAMPLE__STITCHED) {
+		err = cvt__rebuild(cvt, event, chain_off, chain->nr, sample->callchain->ips,
+				   sample->callchain->nr);
+		if (err) {
+			pr_err("stitched sample at %" PRIu64 " (tid %u): %" PRIu64
+			       " callchain entries make it larger than a record can be\n",
+			       sample->time, sample->tid, (u64)sample->callchain->nr);
+			return cvt__fail(cvt, err);
+		}
+		st->stitched++;
+		return cvt__write(cvt, cvt->ev, sample->time);
+	}
+
+	/* an orphan: ..., USER_DEFERRED, cookie -> ..., USER, its reason's frame */
+	if (info->reason <= 0 || info->reason >= st->nr_reasons || chain->nr < 2)
+		return cvt__fail(cvt, -EINVAL);
+	err = cvt__write_lost_map(cvt, evsel, sample, info->reason);
+	if (err)
+		return cvt__fail(cvt, err);
+	memcpy(cvt->ev, event, event->header.size);
+	chain = (struct ip_callchain *)((char *)cvt->ev + chain_off);
+	chain->ips[chain->nr - 2] = PERF_CONTEXT_USER;
+	chain->ips[chain->nr - 1] = cvt__lost_addr(info->reason);
+	st->orphans[info->reason]++;
+	st->orphans_total++;
+	return cvt__write(cvt, cvt->ev, sample->time);
+}
+
+/* ---- other events ---- */
+
+static int cvt__event(struct perf_tool *tool, union perf_event *event,
+		      struct perf_sample *sample, struct machine *machine __maybe_unused)
+{
+	struct cvt *cvt = container_of(tool, struct cvt, tool);
+
+	switch (event->header.type) {
+	case PERF_RECORD_COMM:
+		if (event->header.misc & PERF_RECORD_MISC_COMM_EXEC)
+			cvt__forget_maps(cvt, event->comm.pid);
+		break;
+	case PERF_RECORD_FORK:
+		if (event->fork.pid == event->fork.tid && event->fork.pid != event->fork.ppid)
+			cvt__forget_maps(cvt, event->fork.pid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (event->fork.pid == event->fork.tid)
+			cvt__forget_maps(cvt, event->fork.pid);
+		break;
+	default:
+		break;
+	}
+	return cvt__write(cvt, event, sample->time);
+}
+
+static int cvt__read(struct perf_tool *tool, union perf_event *event,
+		     struct perf_sample *sample, struct evsel *evsel __maybe_unused,
+		     struct machine *machine)
+{
+	return cvt__event(tool, event, sample, machine);
+}
+
+/* Events of the session itself (no sample): copied as they are. */
+static int cvt__op2(struct perf_session *session, union perf_event *event)
+{
+	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
+
+	return cvt__write(cvt, event, -1);
+}
+
+static int cvt__round(struct perf_tool *tool, union perf_event *event,
+		      struct ordered_events *oe)
+{
+	/* the input's rounds only pace the reading; the output has its own */
+	return perf_event__process_finished_round(tool, event, oe);
+}
+
+static int cvt__id_index(struct perf_session *session, union perf_event *event)
+{
+	int err = perf_event__process_id_index(session, event);
+
+	return err ?: cvt__op2(session, event);
+}
+
+static void cvt__clear_attr(struct perf_event_attr *attr)
+{
+	attr->defer_callchain = 0;
+	attr->defer_output = 0;
+}
+
+/* Pipe mode: the attr without the defer bits, at most our size. */
+static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evlist **pevlist)
+{
+	struct cvt *cvt = container_of(tool, struct cvt, tool);
+	struct perf_record_header_attr *in = &event->attr;
+	struct perf_record_header_attr *out = &cvt->ev->attr;
+	size_t in_sz = in->attr.size ?: PERF_ATTR_SIZE_VER0;
+	size_t out_sz = min(in_sz, sizeof(struct perf_event_attr));
+	size_t ids;
+	int err;
+
+	if (in_sz < PERF_ATTR_SIZE_VER0 ||
+	    event->header.size < sizeof(event->header) + in_sz) {
+		pr_err("%s: malformed PERF_RECORD_HEADER_ATTR (attr size %zu, record size %u)\n",
+		       cvt->opts->input, in_sz, event->header.size);
+		return -EINVAL;
+	}
+	err = perf_event__process_attr(tool, event, pevlist);
+	if (err)
+		return err;
+
+	ids = event->header.size - sizeof(event->header) - in_sz;
+	memset(out, 0, sizeof(*out));
+	out->header = event->header;
+	memcpy(&out->attr, &in->attr, out_sz);
+	out->attr.size = out_sz;
+	cvt__clear_attr(&out->attr);
+	memcpy((char *)&out->attr + out_sz, (char *)&in->attr + in_sz, ids);
+	out->header.size = sizeof(event->header) + out_sz + ids;
+	return cvt__write(cvt, cvt->ev, -1);
+}
+
+static int cvt__event_update(struct perf_tool *tool, union perf_event *event,
+			     struct evlist **pevlist)
+{
+	struct cvt *cvt = container_of(tool, struct cvt, tool);
+	int err = perf_event__process_event_update(tool, event, pevlist);
+
+	return err ?: cvt__write(cvt, event, -1);
+}
+
+/*
+ * Pipe mode: the tracing data follows its record in the stream; the
+ * session copies it to stdout (repipe) while reading it, after the record.
+ */
+static int cvt__tracing_data(struct perf_session *session, union perf_event *event)
+{
+	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
+	int err;
+
+	if (!cvt->pipe) {
+		/* a file keeps it in a header feature; this one came from a pipe */
+		pr_err("%s: tracing data inside the data section is not supported\n",
+		       cvt->opts->input);
+		return -EINVAL;
+	}
+	err = cvt__write(cvt, event, -1);
+	if (!err)
+		err = cvt_out__flush(cvt->out);
+	if (err)
+		return err;
+	err = perf_event__process_tracing_data(session, event);
+	if (err < 0)
+		return err;
+	/* what the session wrote counts as written */
+	cvt->out->written += event->tracing_data.size;
+	cvt->round_bytes += event->tracing_data.size;
+	/* the size read: the session skips it */
+	return err;
+}
+
+/* HEADER_EVENT_DESC, in a file section or a pipe's feature record: see below */
+static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
+			       char *out, size_t *out_size);
+
+static int cvt__feature(struct perf_session *session, union perf_event *event)
+{
+	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
+	struct perf_record_header_feature *feat = &event->feat;
+	size_t size, data_size;
+	int err;
+
+	err = perf_event__process_feature(session, event);
+	if (err)
+		return err;
+	if (feat->feat_id != HEADER_EVENT_DESC || event->header.size < sizeof(*feat))
+		return cvt__write(cvt, event, -1);
+
+	data_size = event->header.size - sizeof(*feat);
+	memcpy(cvt->ev, event, sizeof(*feat));
+	err = cvt__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data, &size);
+	if (err)
+		return err;
+	cvt->ev->header.size = sizeof(*feat) + PERF_ALIGN(size, sizeof(u64));
+	memset(cvt->ev->feat.data + size, 0, cvt->ev->header.size - sizeof(*feat) - size);
+	return cvt__write(cvt, cvt->ev, -1);
+}
+
+static s64 cvt__refuse_auxtrace(struct perf_session *session __maybe_unused,
+				union perf_event *event __maybe_unused)
+{
+	pr_err("AUX area tracing data is not supported\n");
+	return -EINVAL;
+}
+
+static int cvt__refuse_auxtrace_info(struct perf_session *session, union perf_event *event)
+{
+	return cvt__refuse_auxtrace(session, event);
+}
+
+static void cvt__init_tool(struct perf_tool *tool)
+{
+	memset(tool, 0, sizeof(*tool));
+	tool->sample		= cvt__sample;
+	tool->read		= cvt__read;
+	tool->mmap		= cvt__event;
+	tool->mmap2		= cvt__event;
+	tool->comm		= cvt__event;
+	tool->namespaces	= cvt__event;
+	tool->cgroup		= cvt__event;
+	tool->fork		= cvt__event;
+	tool->exit		= cvt__event;
+	tool->lost		= cvt__event;
+	tool->lost_samples	= cvt__event;
+	tool->aux		= cvt__event;
+	tool->itrace_start	= cvt__event;
+	tool->aux_output_hw_id	= cvt__event;
+	tool->context_switch	= cvt__event;
+	tool->throttle		= cvt__event;
+	tool->unthrottle	= cvt__event;
+	tool->ksymbol		= cvt__event;
+	tool->bpf		= cvt__event;
+	tool->text_poke		= cvt__event;
+	/* the default: the records stay with the stitcher */
+	tool->callchain_deferred = perf_event__process_callchain_deferred;
+	tool->attr		= cvt__attr;
+	tool->event_update	= cvt__event_update;
+	tool->tracing_data	= cvt__tracing_data;
+	tool->finished_round	= cvt__round;
+	tool->build_id		= cvt__op2;
+	tool->id_index		= cvt__id_index;
+	tool->auxtrace_info	= cvt__refuse_auxtrace_info;
+	tool->auxtrace_error	= cvt__op2;
+	tool->auxtrace		= cvt__refuse_auxtrace;
+	tool->time_conv		= cvt__op2;
+	tool->thread_map	= cvt__op2;
+	tool->cpu_map		= cvt__op2;
+	tool->stat_config	= cvt__op2;
+	tool->stat		= cvt__op2;
+	tool->stat_round	= cvt__op2;
+	tool->feature		= cvt__feature;
+	tool->finished_init	= cvt__op2;
+	/* compressed: the default decompresses and hands us the records */
+	tool->ordered_events	= true;
+	tool->ordering_requires_timestamps = true;
+	/* a sample of a group read is one record: write it once */
+	tool->dont_split_sample_group = true;
+}
+
+/* ---- header features: copied from the input, event descriptions patched ---- */
+
+/*
+ * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
+ * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].  Written with
+ * the defer bits cleared and attrs at most our size; @out has @size bytes.
+ */
+static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
+			       char *out, size_t *out_size)
+{
+	const char *p = in, *end = in + size;
+	char *q = out;
+	u32 nre, sz, out_sz, i;
+
+	if (size < 8)
+		goto bad;
+	memcpy(&nre, p, 4);
+	memcpy(&sz, p + 4, 4);
+	p += 8;
+	if (sz < PERF_ATTR_SIZE_VER0)
+		goto bad;
+	out_sz = min_t(u32, sz, sizeof(struct perf_event_attr));
+	memcpy(q, &nre, 4);
+	memcpy(q + 4, &out_sz, 4);
+	q += 8;
+	for (i = 0; i < nre; i++) {
+		struct perf_event_attr attr;
+		u32 nr_ids, len;
+		size_t rest;
+
+		if ((size_t)(end - p) < (size_t)sz + 8)
+			goto bad;
+		memset(&attr, 0, sizeof(attr));
+		memcpy(&attr, p, out_sz);
+		cvt__clear_attr(&attr);
+		if (attr.size > out_sz)
+			attr.size = out_sz;
+		memcpy(q, &attr, out_sz);
+		p += sz;
+		q += out_sz;
+		memcpy(&nr_ids, p, 4);
+		memcpy(&len, p + 4, 4);
+		if ((size_t)(end - p - 8) < len ||
+		    (u64)(end - p - 8 - len) < (u64)nr_ids * sizeof(u64))
+			goto bad;
+		rest = 8 + len + (size_t)nr_ids * sizeof(u64);
+		memcpy(q, p, rest);
+		p += rest;
+		q += rest;
+	}
+	*out_size = q - out;
+	return 0;
+bad:
+	pr_err("%s: malformed event descriptions (HEADER_EVENT_DESC)\n", cvt->opts->input);
+	return -EINVAL;
+}
+
+static int cvt__save_section(struct perf_file_section *section,
+			     struct perf_header *ph __maybe_unused,
+			     int feat, int fd __maybe_unused, void *data)
+{
+	struct cvt *cvt = data;
+
+	cvt->secs[feat] = *section;
+	return 0;
+}
+
+struct cvt_fc {
+	struct feat_copier	fc;
+	struct cvt		*cvt;
+};
+
+static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
+{
+	struct cvt *cvt = container_of(fc, struct cvt_fc, fc)->cvt;
+	struct perf_file_section *sec = &cvt->secs[feat];
+	int fd = perf_data__fd(cvt->session->data);
+	size_t size = sec->size;
+	char *buf, *fixed = NULL;
+	int err;
+
+	if (!sec->offset) {
+		/* every feature written is one of the input's */
+		pr_err("%s: header feature %d has no section\n", cvt->opts->input, feat);
+		return cvt__fail(cvt, -EINVAL);
+	}
+	buf = malloc(size ?: 1);
+	if (!buf)
+		return cvt__fail(cvt, -ENOMEM);
+	err = preadn(fd, buf, size, sec->offset) == (ssize_t)size ? 0 : -EIO;
+	if (err) {
+		pr_err("%s: cannot read header feature %d at %#" PRIx64 "\n", cvt->opts->input,
+		       feat, (u64)sec->offset);
+	} else if (feat == HEADER_EVENT_DESC) {
+		fixed = malloc(size ?: 1);
+		err = fixed ? cvt__fix_event_desc(cvt, buf, size, fixed, &size) : -ENOMEM;
+	}
+	if (!err)
+		err = fw->write(fw, fixed ?: buf, size);
+	free(buf);
+	free(fixed);
+	if (err)
+		return cvt__fail(cvt, err < 0 ? err : -EIO);
+	return 1;
+}
+
+/* ---- checks ---- */
+
+/*
+ * The reader skips a last record cut short by the end of the data (it
+ * only says so); a conversion must not pass such a file as whole.  Every
+ * record's header is checked against the data section first.
+ */
+static int cvt__check_data(struct cvt *cvt)
+{
+	struct perf_header *header = &cvt->session->header;
+	int fd = perf_data__fd(cvt->session->data);
+	u64 pos = header->data_offset, end = pos + header->data_size;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if ((u64)st.st_size < end) {
+		pr_err("%s: the data section ends at %#" PRIx64 " but the file at %#" PRIx64
+		       ": cut short?\n", cvt->opts->input, end, (u64)st.st_size);
+		return -EINVAL;
+	}
+	while (pos < end) {
+		struct perf_event_header h;
+
+		if (end - pos < sizeof(h) || preadn(fd, &h, sizeof(h), pos) != sizeof(h)) {
+			pr_err("%s: %#" PRIx64 ": the data ends inside a record header\n",
+			       cvt->opts->input, pos);
+			return -EINVAL;
+		}
+		if (h.size < sizeof(h)) {
+			pr_err("%s: %#" PRIx64 ": record of size %u\n", cvt->opts->input, pos,
+			       h.size);
+			return -EINVAL;
+		}
+		if (h.size > end - pos) {
+			pr_err("%s: %#" PRIx64 " [%#x]: the data ends %" PRIu64
+			       " bytes into this record: cut short?\n", cvt->opts->input, pos,
+			       h.size, end - pos);
+			return -EINVAL;
+		}
+		pos += h.size;
+	}
+	return 0;
+}
+
+/* After the input was read: what the session skipped must not pass silently. */
+static int cvt__check_session(struct cvt *cvt)
+{
+	struct events_stats *es = &cvt->session->evlist->stats;
+	struct deferred_convert_stats *st = cvt->stats;
+	struct deferred_stitch_stats ds;
+	const char *in = cvt->opts->input;
+
+	if (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples) {
+		pr_err("%s: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above)\n",
+		       in, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
+		return -EINVAL;
+	}
+	if (es->nr_unknown_id || es->nr_unprocessable_samples) {
+		pr_err("%s: %u samples of unknown events and %u without a machine to attribute them to\n",
+		       in, es->nr_unknown_id, es->nr_unprocessable_samples);
+		return -EINVAL;
+	}
+	st->unknown_skipped = es->nr_unknown_events;
+	st->records_removed = es->nr_events[PERF_RECORD_CALLCHAIN_DEFERRED];
+
+	perf_session__deferred_stats(cvt->session, &ds);
+	if (ds.deferred_samples != st->deferred || ds.stitched != st->stitched ||
+	    ds.orphans_total != st->orphans_total) {
+		pr_err("%s: %" PRIu64 " deferred samples stitched %" PRIu64 " and orphaned %" PRIu64
+		       ", but %" PRIu64 " and %" PRIu64 " of %" PRIu64 " written\n", in,
+		       ds.deferred_samples, ds.stitched, ds.orphans_total, st->stitched,
+		       st->orphans_total, st->deferred);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* ---- temporary output, removed on errors and signals ---- */
+
+static char cvt_tmp[PATH_MAX];
+
+static void cvt__sig_cleanup(int sig)
+{
+	if (cvt_tmp[0])
+		unlink(cvt_tmp);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int cvt__tmp_open(const char *path)
+{
+	int fd;
+
+	if (snprintf(cvt_tmp, sizeof(cvt_tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(cvt_tmp)) {
+		cvt_tmp[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(cvt_tmp);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot create a file next to %s: %s\n", path, strerror(errno));
+		cvt_tmp[0] = '\0';
+		return err;
+	}
+	fchmod(fd, 0600);
+	return fd;
+}
+
+static void cvt__tmp_remove(void)
+{
+	if (cvt_tmp[0])
+		unlink(cvt_tmp);
+	cvt_tmp[0] = '\0';
+}
+
+static int cvt__tmp_commit(const char *path)
+{
+	if (rename(cvt_tmp, path)) {
+		int err = -errno;
+
+		pr_err("cannot rename %s to %s: %s\n", cvt_tmp, path, strerror(errno));
+		return err;
+	}
+	cvt_tmp[0] = '\0';
+	return 0;
+}
+
+static int cvt__check_opts(const struct deferred_convert_opts *opts)
+{
+	struct stat si, so;
+
+	if (!opts->output) {
+		pr_err("no output file (-o)\n");
+		return -EINVAL;
+	}
+	if (!strcmp(opts->input, "-") != !strcmp(opts->output, "-")) {
+		pr_err("pipe mode needs both input and output to be pipes (-i - -o -)\n");
+		return -EINVAL;
+	}
+	if (!strcmp(opts->output, "-") || stat(opts->output, &so))
+		return 0;
+	if (!stat(opts->input, &si) && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+		pr_err("the output would replace the input\n");
+		return -EINVAL;
+	}
+	if (!opts->force) {
+		pr_err("%s exists, not overwriting it (-f to overwrite)\n", opts->output);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* ---- the conversion ---- */
+
+static int cvt__write_file(struct cvt *cvt)
+{
+	struct perf_session *session = cvt->session;
+	struct perf_header *header = &session->header;
+	struct cvt_fc fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
+	struct evsel *evsel;
+	int err;
+
+	err = cvt_out__flush(cvt->out);
+	if (err)
+		return err;
+	evlist__for_each_entry(session->evlist, evsel) {
+		cvt__clear_attr(&evsel->core.attr);
+		if (evsel->core.attr.size > sizeof(evsel->core.attr))
+			evsel->core.attr.size = sizeof(evsel->core.attr);
+	}
+	/* the data is written uncompressed */
+	perf_header__clear_feat(header, HEADER_COMPRESSED);
+	header->data_offset = perf_session__data_offset(session->evlist);
+	header->data_size = cvt->out->written;
+	err = perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+	return err ?: cvt->err;
+}
+
+/*
+ * A file cut short loses its header features, which perf then calls an
+ * "incompatible file format": say where it ends before the session opens.
+ */
+static int cvt__check_file_size(const char *path)
+{
+	struct perf_file_header fh;
+	struct stat st;
+	int fd, err = 0;
+	u64 end;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;	/* the session says why it cannot open it */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    preadn(fd, &fh, sizeof(fh), 0) == sizeof(fh) && fh.magic == CONVERT_PERF_MAGIC &&
+	    fh.size == sizeof(fh)) {
+		end = fh.data.offset + fh.data.size;
+		if (end < fh.data.offset || end > (u64)st.st_size) {
+			pr_err("%s: the data section ends at %#" PRIx64 " but the file at %#" PRIx64
+			       ": cut short?\n", path, end, (u64)st.st_size);
+			err = -EINVAL;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+static int cvt__open_input(struct cvt *cvt)
+{
+	const struct deferred_convert_opts *opts = cvt->opts;
+	struct perf_session *session;
+	int err;
+
+	if (!cvt->pipe) {
+		err = cvt__check_file_size(opts->input);
+		if (err)
+			return err;
+	}
+	cvt->data.path = opts->input;
+	cvt->data.mode = PERF_DATA_MODE_READ;
+	cvt->data.force = opts->force;
+	/* a pipe's header and tracing data are copied out by the session */
+	session = __perf_session__new(&cvt->data, cvt->pipe, STDOUT_FILENO, &cvt->tool);
+	if (IS_ERR(session)) {
+		pr_err("cannot read %s\n", opts->input);
+		return PTR_ERR(session) ?: -EINVAL;
+	}
+	cvt->session = session;
+	if (session->header.needs_swap) {
+		pr_err("%s: a file of the other byte order is not supported\n", opts->input);
+		return -EINVAL;
+	}
+	if (perf_data__is_dir(session->data)) {
+		pr_err("%s: a directory (perf record --threads) is not supported\n", opts->input);
+		return -EINVAL;
+	}
+	if (zstd_init(&session->zstd_data, 0) < 0)
+		pr_warning("decompression initialization failed\n");
+	if (cvt->pipe)
+		return 0;
+
+	err = perf_header__process_sections(&session->header, perf_data__fd(session->data),
+					    cvt, cvt__save_section);
+	if (err) {
+		pr_err("%s: cannot read the header features\n", opts->input);
+		return -EINVAL;
+	}
+	if (perf_header__has_feat(&session->header, HEADER_AUXTRACE)) {
+		pr_err("%s: AUX area tracing data is not supported\n", opts->input);
+		return -EINVAL;
+	}
+	return cvt__check_data(cvt);
+}
+
+int deferred_convert(const struct deferred_convert_opts *opts,
+		     struct deferred_convert_stats *stats)
+{
+	struct cvt *cvt;
+	struct cvt_out *out;
+	sighandler_t old_int, old_term;
+	int fd = -1, err;
+
+	memset(stats, 0, sizeof(*stats));
+	stats->nr_reasons = DEFERRED_STITCH_REASONS_MAX;
+	err = cvt__check_opts(opts);
+	if (err)
+		return err;
+
+	cvt = zalloc(sizeof(*cvt));
+	out = zalloc(sizeof(*out));
+	if (cvt)
+		cvt->ev = zalloc(CONVERT_MAX_EVENT + 1);
+	if (cvt)
+		cvt->lost_maps = intlist__new(NULL);
+	if (!cvt || !out || !cvt->ev || !cvt->lost_maps) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	cvt->opts = opts;
+	cvt->stats = stats;
+	cvt->out = out;
+	cvt->pipe = !strcmp(opts->input, "-");
+	stats->pipe = cvt->pipe;
+	cvt__init_tool(&cvt->tool);
+
+	old_int = signal(SIGINT, cvt__sig_cleanup);
+	old_term = signal(SIGTERM, cvt__sig_cleanup);
+
+	err = cvt__open_input(cvt);
+	if (err)
+		goto out;
+	/* the session reasons in the library's terms: take its count of reasons */
+	{
+		struct deferred_stitch_stats ds;
+
+		perf_session__deferred_stats(cvt->session, &ds);
+		stats->nr_reasons = ds.nr_reasons;
+	}
+
+	if (cvt->pipe) {
+		out->fd = STDOUT_FILENO;
+	} else {
+		fd = cvt__tmp_open(opts->output);
+		if (fd < 0) {
+			err = fd;
+			goto out;
+		}
+		out->fd = fd;
+		if (lseek(fd, perf_session__data_offset(cvt->session->evlist), SEEK_SET) < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+
+	err = perf_session__process_events(cvt->session);
+	if (err) {
+		pr_err("%s: failed to process the input: %s\n", opts->input,
+		       strerror(err < 0 ? -err : err));
+		goto out;
+	}
+	err = cvt->err;
+	if (!err)
+		err = cvt__check_session(cvt);
+	if (err)
+		goto out;
+
+	if (cvt->pipe) {
+		err = cvt_out__flush(out);
+		if (err)
+			pr_err("cannot write to stdout: %s\n", strerror(-err));
+		goto out;
+	}
+	err = cvt__write_file(cvt);
+	if (!err && close(fd))
+		err = -errno;
+	fd = -1;
+	if (err) {
+		pr_err("cannot write %s: %s\n", opts->output, strerror(-err));
+		goto out;
+	}
+	err = cvt__tmp_commit(opts->output);
+out:
+	if (fd >= 0)
+		close(fd);
+	cvt__tmp_remove();
+	signal(SIGINT, old_int);
+	signal(SIGTERM, old_term);
+	if (cvt->session) {
+		zstd_fini(&cvt->session->zstd_data);
+		perf_session__delete(cvt->session);
+	}
+out_free:
+	if (cvt) {
+		intlist__delete(cvt->lost_maps);
+		free(cvt->ev);
+	}
+	free(cvt);
+	free(out);
+	return err;
+}
+
+void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
+				     const struct deferred_convert_opts *opts,
+				     const char *cmd, FILE *fp)
+{
+	const char *sep = " (";
+	int r;
+
+	if (!st->deferred && !st->records_removed) {
+		fprintf(fp, "%s: no deferred callchains in %s, copied %" PRIu64 " samples to %s\n",
+			cmd, opts->input, st->samples, opts->output);
+		return;
+	}
+	fprintf(fp, "%s: %" PRIu64 " samples, %" PRIu64 " with deferred user callchains: %"
+		PRIu64 " stitched, %" PRIu64 " orphans", cmd, st->samples, st->deferred,
+		st->stitched, st->orphans_total);
+	for (r = 1; r < st->nr_reasons; r++) {
+		if (!st->orphans[r])
+			continue;
+		fprintf(fp, "%s%s %" PRIu64, sep, deferred_stitch__reason_name(r), st->orphans[r]);
+		sep = ", ";
+	}
+	if (st->orphans_total)
+		fprintf(fp, ")");
+	fprintf(fp, "; %" PRIu64 " CALLCHAIN_DEFERRED records removed, %" PRIu64
+		" lost-stack maps added", st->records_removed, st->lost_maps);
+	if (st->unknown_skipped)
+		fprintf(fp, ", %" PRIu64 " records of unknown type skipped", st->unknown_skipped);
+	if (st->out_of_order)
+		fprintf(fp, ", %" PRIu64 " events out of time order in the input",
+			st->out_of_order);
+	fprintf(fp, "; wrote %s\n", !strcmp(opts->output, "-") ? "stdout" : opts->output);
+}
