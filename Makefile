@@ -24,11 +24,12 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # Debian packages the build and the test suites need. libclang-rt-14-dev
 # carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
 # linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
-# chromium renders make demo's flame graph in the screenshot test.  Node.js
+# chromium renders make demo's flame graph in the screenshot test; time
+# (/usr/bin/time) measures peak RSS in make bench.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
-	chromium
+	chromium time
 
 all:
 	$(LIB_MAKE) all
@@ -47,8 +48,12 @@ check: deps node-deps
 	$(PERF_MAKE)
 	$(MAKE) check-perf
 
-bench:
+# The library's micro-benchmarks, then perf stitch against perf inject and
+# perf script on real recordings (bench/bench-perf-stitch.sh).
+bench: deps
 	$(LIB_MAKE) bench
+	$(PERF_MAKE)
+	bench/bench-perf-stitch.sh
 
 fuzz:
 	$(LIB_MAKE) fuzz
