@@ -327,8 +327,9 @@ err_case() {
 err_case "garbage CALLCHAIN_DEFERRED" g.out \
 	'^0x2c8 \[0x40\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000' -i garbage.data -o g.out
 check "garbage CALLCHAIN_DEFERRED: names the file" has err.err '^garbage.data: 1 malformed'
-err_case "record cut short" c.out '^cut.data: 0x308 \[0x40\]: the data ends 48 bytes into this record' \
+err_case "record cut short" c.out '^0x308 \[0x40\]: the data ends 48 bytes into this record' \
 	-i cut.data -o c.out
+check "record cut short: names the file" has err.err '^cut.data: the data ends inside a record'
 head -c $(($(wc -c < emu.data) / 2)) emu.data > half.data
 err_case "file cut in half" h.out '^half.data: the data section ends at 0x[0-9a-f]+ but the file at 0x' \
 	-i half.data -o h.out

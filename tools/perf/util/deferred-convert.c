@@ -646,49 +646,6 @@ static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *
 
 /* ---- checks ---- */
 
-/*
- * The reader skips a last record cut short by the end of the data (it
- * only says so); a conversion must not pass such a file as whole.  Every
- * record's header is checked against the data section first.
- */
-static int cvt__check_data(struct cvt *cvt)
-{
-	struct perf_header *header = &cvt->session->header;
-	int fd = perf_data__fd(cvt->session->data);
-	u64 pos = header->data_offset, end = pos + header->data_size;
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if ((u64)st.st_size < end) {
-		pr_err("%s: the data section ends at %#" PRIx64 " but the file at %#" PRIx64
-		       ": cut short?\n", cvt->opts->input, end, (u64)st.st_size);
-		return -EINVAL;
-	}
-	while (pos < end) {
-		struct perf_event_header h;
-
-		if (end - pos < sizeof(h) || preadn(fd, &h, sizeof(h), pos) != sizeof(h)) {
-			pr_err("%s: %#" PRIx64 ": the data ends inside a record header\n",
-			       cvt->opts->input, pos);
-			return -EINVAL;
-		}
-		if (h.size < sizeof(h)) {
-			pr_err("%s: %#" PRIx64 ": record of size %u\n", cvt->opts->input, pos,
-			       h.size);
-			return -EINVAL;
-		}
-		if (h.size > end - pos) {
-			pr_err("%s: %#" PRIx64 " [%#x]: the data ends %" PRIu64
-			       " bytes into this record: cut short?\n", cvt->opts->input, pos,
-			       h.size, end - pos);
-			return -EINVAL;
-		}
-		pos += h.size;
-	}
-	return 0;
-}
-
 /* After the input was read: what the session skipped must not pass silently. */
 static int cvt__check_session(struct cvt *cvt)
 {
@@ -700,6 +657,11 @@ static int cvt__check_session(struct cvt *cvt)
 	if (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples) {
 		pr_err("%s: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above)\n",
 		       in, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
+		return -EINVAL;
+	}
+	if (es->nr_cut_short_records) {
+		pr_err("%s: the data ends inside a record (offset above): cut short, not converted\n",
+		       in);
 		return -EINVAL;
 	}
 	if (es->nr_unknown_id || es->nr_unprocessable_samples) {
@@ -896,7 +858,7 @@ static int cvt__open_input(struct cvt *cvt)
 		pr_err("%s: AUX area tracing data is not supported\n", opts->input);
 		return -EINVAL;
 	}
-	return cvt__check_data(cvt);
+	return 0;
 }
 
 int deferred_convert(const struct deferred_convert_opts *opts,
