@@ -53,7 +53,8 @@ record() {
 	rm -f "$1.fp.data"
 }
 
-# measure CMD...: best wall seconds and the peak RSS (KiB) of that run
+# measure CMD...: best wall seconds of RUNS and the peak RSS (KiB) of that
+# run, from /usr/bin/time
 measure() {
 	local best_t="" best_m="" t m i
 	for ((i = 0; i < RUNS; i++)); do
@@ -68,32 +69,61 @@ measure() {
 	echo "$best_t $best_m"
 }
 
+# peak_anon CMD...: the peak anonymous RSS (KiB) of one more run, sampled
+# from /proc every 10 ms.  Peak RSS counts the pages of the input file
+# perf's reader maps (up to two 32 MiB windows), which grow with the file
+# up to 64 MiB whatever the tool does; the anonymous part is the tool's.
+peak_anon() {
+	local pid peak=0 a
+	"$@" > /dev/null 2> cmd.err &
+	pid=$!
+	while kill -0 "$pid" 2> /dev/null; do
+		a=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2> /dev/null)
+		[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
+		sleep 0.01
+	done
+	wait "$pid" || { cat cmd.err >&2; die "failed: $*"; }
+	echo "$peak"
+}
+
 ratio() { awk "BEGIN { printf \"%.2f\", ($2 > 0 ? $1 / $2 : 0) }"; }
+mib() { awk "BEGIN { printf \"%.0f\", $1 / 1024 }"; }
+
+# compare SIZE LABEL PEER_LABEL -- STITCH_CMD... -- PEER_CMD...
+compare() {
+	local size=$1 label=$2 peer=$3 st sm sa pt pm pa
+	local -a scmd=() pcmd=()
+	shift 4
+	while [ "$1" != "--" ]; do scmd+=("$1"); shift; done
+	shift
+	pcmd=("$@")
+	read -r st sm < <(measure "${scmd[@]}")
+	read -r pt pm < <(measure "${pcmd[@]}")
+	sa=$(peak_anon "${scmd[@]}")
+	pa=$(peak_anon "${pcmd[@]}")
+	printf '%-5s %7s %7s | %-21s %6s %5s %5s | %-14s %6s %5s %5s | %5sx %5sx\n' \
+		"$size" "$mib_file" "$nsamples" "$label" "$st" "$(mib "$sm")" "$(mib "$sa")" \
+		"$peer" "$pt" "$(mib "$pm")" "$(mib "$pa")" "$(ratio "$st" "$pt")" \
+		"$(ratio "$sm" "$pm")"
+}
 
 record small "$SMALL_MS"
 record large $((SMALL_MS * 10))
 
-printf '%-6s %9s %8s | %-22s %7s %9s | %-22s %7s %9s | %6s %6s\n' \
-	size MiB samples "stitch side" s "RSS MiB" "peer" s "RSS MiB" "time" "RSS"
+printf '%-5s %7s %7s | %-21s %6s %5s %5s | %-14s %6s %5s %5s | %6s %6s\n' \
+	size "MiB" samples "stitch side" s RSS anon peer s RSS anon time RSS
 for size in small large; do
 	f=$size.data
-	mib=$(awk "BEGIN { printf \"%.1f\", $(stat -c %s "$f") / 1048576 }")
-	n=$("$PERF" report --stats -i "$f" 2> /dev/null |
+	mib_file=$(awk "BEGIN { printf \"%.1f\", $(stat -c %s "$f") / 1048576 }")
+	nsamples=$("$PERF" report --stats -i "$f" 2> /dev/null |
 		sed -nE 's/^ *SAMPLE events: *([0-9]+).*/\1/p' | head -1)
-
-	read -r st sm < <(measure "$PERF" stitch -q -f -i "$f" -o "$size.stitched.data")
-	read -r pt pm < <(measure "$PERF" inject -f -i "$f" -o "$size.injected.data")
-	printf '%-6s %9s %8s | %-22s %7s %9s | %-22s %7s %9s | %6s %6s\n' \
-		"$size" "$mib" "$n" "perf stitch -o" "$st" $((sm / 1024)) \
-		"perf inject -o" "$pt" $((pm / 1024)) "$(ratio "$st" "$pt")x" \
-		"$(ratio "$sm" "$pm")x"
-
-	read -r st sm < <(measure "$PERF" stitch -F folded -i "$f" -o "$size.folded")
-	read -r pt pm < <(measure "$PERF" script -i "$f")
-	printf '%-6s %9s %8s | %-22s %7s %9s | %-22s %7s %9s | %6s %6s\n' \
-		"$size" "$mib" "$n" "perf stitch -F folded" "$st" $((sm / 1024)) \
-		"perf script" "$pt" $((pm / 1024)) "$(ratio "$st" "$pt")x" \
-		"$(ratio "$sm" "$pm")x"
+	compare "$size" "perf stitch -o" "perf inject -o" -- \
+		"$PERF" stitch -q -f -i "$f" -o "$size.stitched.data" -- \
+		"$PERF" inject -f -i "$f" -o "$size.injected.data"
+	compare "$size" "perf stitch -F folded" "perf script" -- \
+		"$PERF" stitch -q -F folded -i "$f" -o "$size.folded" -- \
+		"$PERF" script -i "$f"
 	rm -f "$size.stitched.data" "$size.injected.data" "$size.folded"
 done
-echo "ratios: stitch side / peer (below 1: the stitch side is faster or smaller)"
+echo "s: best of $RUNS wall seconds; RSS: peak RSS (MiB) of that run; anon: peak"
+echo "anonymous RSS (MiB, sampled every 10 ms); ratios: stitch side / peer"
