@@ -38,6 +38,21 @@ ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]{16})$')
 DEFERRED = re.compile(r' cookie: (0x[0-9a-f]+) nr: (\d+)')
 
 
+class Checks:
+    """One "check NAME ok" or "check NAME FAIL: WHY" line per check, the
+    lines the test-*.sh suites turn into their ok / FAIL results."""
+
+    def __init__(self):
+        self.failed = []
+
+    def __call__(self, name, ok, why=''):
+        if ok:
+            print('check %s ok' % name)
+        else:
+            print('check %s FAIL: %s' % (name, why))
+            self.failed.append(name)
+
+
 def parse_dump(path, has_cpu):
     """Samples (offset, cpu, time, chain) and records (offset, cpu, time,
     cookie, ips), in file order."""
@@ -96,14 +111,7 @@ def main():
 
     osamples, _ = parse_dump(orig_dump, True)
     esamples, erecords = parse_dump(emu_dump, True)
-    failed = []
-
-    def check(name, ok, why=''):
-        if ok:
-            print('check %s ok' % name)
-        else:
-            print('check %s FAIL: %s' % (name, why))
-            failed.append(name)
+    check = Checks()
 
     check('sample count', len(osamples) == len(esamples) == len(tsamples) == head['samples'],
           'orig %d, emulated %d, truth %d/%d' % (len(osamples), len(esamples),
@@ -241,7 +249,7 @@ def main():
     cross = sum(1 for t in trecords if t['copies'] and t['entry'] in first and
                 t['cpu'] != tsamples[first[t['entry']]]['cpu'])
     print('info cross_cpu_records %d' % cross)
-    return 1 if failed else 0
+    return 1 if check.failed else 0
 
 
 SCRIPT_HDR = re.compile(r'^\s*(\d+)\s+(\d+)\.(\d{9}):\s+(\S+):\s*$')
@@ -280,14 +288,7 @@ def e2e(ref_path, out_path, truth_path):
     truth = [json.loads(l) for l in open(truth_path)]
     tsamples = [t for t in truth[1:] if 'sample' in t]
     ref, out = parse_script(ref_path), parse_script(out_path)
-    failed = []
-
-    def check(name, ok, why=''):
-        if ok:
-            print('check %s ok' % name)
-        else:
-            print('check %s FAIL: %s' % (name, why))
-            failed.append(name)
+    check = Checks()
 
     missing, bad_stitched, bad_orphan, bad_plain = [], [], [], []
     stitched = incomparable = 0
@@ -335,7 +336,7 @@ def e2e(ref_path, out_path, truth_path):
     print('info stitched %d' % stitched)
     print('info orphans %d' % len(want_orphans))
     print('info incomparable %d' % incomparable)
-    return 1 if failed else 0
+    return 1 if check.failed else 0
 
 
 if __name__ == '__main__':

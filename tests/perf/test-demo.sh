@@ -18,50 +18,26 @@
 #
 # usage: tests/perf/test-demo.sh     (after make -f Makefile.perf-patch and
 #                                     make node-deps)
-#   PERF=...      patched perf to test (default: build/perf)
+#   Environment (tests/perf/lib.sh): PERF, PYTHON, KEEP, and
 #   CHROMIUM=...  browser (default: chromium)
-#   KEEP=1        keep the temporary directory
-# Needs root (or perf_event_paranoid <= 1) to record.  Exit status is
-# non-zero when a check fails; the last line is "N passed, M failed".
+# Needs root (or perf_event_paranoid <= 1) to record.  Output and exit
+# status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
 CHROMIUM=${CHROMIUM:-chromium}
-PY=${PYTHON:-python3}
 CHECK="$PY $here/flamegraph-check.py"
 TEMPLATE=$top/node_modules/d3-flame-graph/dist/templates/d3-flamegraph-base.html
-
-. "$here/lib.sh"
-gt() {
-	[ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }
-}
-# val FILE KEY [FIELD]: field FIELD (default 2) of the line of FILE starting with KEY
-val() { awk -v k="$1" -v f="${3:-2}" '$1 == k { print $f; exit }' "$2"; }
-# json FILE EXPR: a value of the JSON object in FILE (EXPR in Python, on j)
-json() {
-	$PY -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
-}
-summary() { echo "$pass passed, $fail failed"; }
+out=$tmp/out
 
 for need in "$PERF" "$TEMPLATE"; do
-	if [ ! -e "$need" ]; then
-		echo "FAIL - $need missing (make -f Makefile.perf-patch; make node-deps)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
+	[ -e "$need" ] || abort "$need missing (make -f Makefile.perf-patch; make node-deps)"
 done
-if ! command -v "$CHROMIUM" > /dev/null; then
-	echo "FAIL - $CHROMIUM not installed (make deps)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+command -v "$CHROMIUM" > /dev/null || abort "$CHROMIUM not installed (make deps)"
 
-tmp=$(mktemp -d /tmp/test-demo.XXXXXX)
-if [ "${KEEP:-0}" = 1 ]; then echo "# keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
-cd "$tmp" || exit 1
-out=$tmp/out
+# val FILE KEY [FIELD]: field FIELD (default 2) of the line of FILE starting with KEY
+val() { awk -v k="$1" -v f="${3:-2}" '$1 == k { print $f; exit }' "$2"; }
 
 # chromium_run ARGS...: headless, offline (every host name fails to
 # resolve), its own profile
@@ -118,8 +94,8 @@ check "summary: orphans = sum of the reasons" eq "$(val reasons_sum summary.chk)
 check "summary: percentage" eq "$(val pct_ok summary.chk)" 1
 "$PERF" stitch --stats=json -i "$out/perf.data" > stats.json 2> stats.err
 check "summary: = perf stitch --stats=json" eq \
-	"$(json stats.json '"%d %d %d %d" % (j["deferred_samples"], j["stitched"],
-		j["orphans_total"], j["records"])')" "$n $s $o $(val records summary.chk)"
+	"$(js stats.json '"%d %d %d %d" % (d["deferred_samples"], d["stitched"],
+		d["orphans_total"], d["records"])')" "$n $s $o $(val records summary.chk)"
 check "demo: prints the top of perf report" has demo.out \
 	'^demo: top of the stitched .perf report --stdio'
 check "demo: report has the stitched summary" grep -qxF "# $line" "$out/report.txt"
@@ -216,5 +192,4 @@ check "lost: every pseudo-frame red" eq "$(val lost lost-dom.chk 4)" "$(val lost
 check "lost: kernel frames still blue" eq \
 	"$(val kernel lost-dom.chk 4)" "$(val kernel lost-dom.chk)"
 
-summary
-[ "$fail" -eq 0 ]
+finish

@@ -19,87 +19,31 @@
 # stitching branch's patches 0010-0015.)
 #
 # usage: tests/perf/test-emulate.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  perf that records the workload and must fail on the
-#                 emulated file (default: /usr/bin/perf; $PERF if missing)
-#   CC=...        compiler for the workload (default: cc)
-#   KEEP=1        keep the temporary directory
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload
+#   and must fail on the emulated file; $PERF if missing), PYTHON, CC, KEEP.
 # Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
-# raw_syscalls:sys_exit tracepoint.  Exit status is non-zero when a check
-# fails; the last line is "N passed, M failed" (a "K skipped" line before
-# it when checks were skipped).
+# raw_syscalls:sys_exit tracepoint.  Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-CC=${CC:-cc}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_runs || SYS_PERF=$PERF
 CHECK="$PY $here/emulate-check.py"
 
-. "$here/lib.sh"
-skip=0
-skipped() { skip=$((skip + 1)); echo "SKIP - $*"; }
-gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
-# stat FILE NAME: "NAME events:" in perf report --stats output (0 if absent)
-stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$1"; }
 # jfield FILE KEY: KEY of the first (summary) line of a truth file
 jfield() { $PY -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])' "$1" "$2"; }
-# checker FILE.out: run emulate-check.py on ORIG.dump EMU.dump TRUTH, one
-# result per check, with a PREFIX
+# checker PREFIX ORIG.dump EMU.dump TRUTH OUT: emulate-check.py on the
+# dumps and the truth (its output in OUT), one result per check, with PREFIX
 checker() {
-	local prefix=$1 orig=$2 emu=$3 truth=$4 out=$5 line
-	$CHECK "$orig" "$emu" "$truth" > "$out" 2>&1
-	while read -r line; do
-		case "$line" in
-		"check "*" ok") ok "$prefix: ${line#check }";;
-		"check "*) bad "$prefix: ${line#check }";;
-		esac
-	done < "$out"
-	grep -q '^check ' "$out" || { bad "$prefix: emulate-check.py failed"; cat "$out"; }
+	$CHECK "$2" "$3" "$4" > "$5" 2>&1
+	relay_checks "$1" "$5"
 }
 # info FILE NAME: an "info NAME value" of emulate-check.py
 info() { awk -v n="$2" '$1 == "info" && $2 == n { print $3 }' "$1"; }
-# no_output DESCRIPTION FILE: FILE and no temporary file next to it
-no_output() {
-	local d=$1 f=$2
-	if [ -e "$f" ] || ls "$f".tmp-* > /dev/null 2>&1; then
-		bad "$d: no output left behind"
-	else
-		ok "$d: no output left behind"
-	fi
-}
-summary() { [ "$skip" -eq 0 ] || echo "$skip skipped"; echo "$pass passed, $fail failed"; }
-
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-[ -x "$SYS_PERF" ] || SYS_PERF=$PERF
-
-tmp=$(mktemp -d /tmp/test-emulate.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
 
 # ------------------------------------------------------------ the workload
-if ! $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload "$here/emulate-workload.c" 2> cc.log; then
-	cat cc.log
-	bad "build the workload ($CC)"
-	summary
-	exit 1
-fi
-
-# sys_exit with callchains (deferred like any sample), the CPU, switches,
-# small buffers for many rounds
-if ! "$SYS_PERF" record -q -m 64 -g --sample-cpu --switch-events -e cpu-clock \
-		-e raw_syscalls:sys_exit -o fp.data -- ./workload 400 > record.log 2>&1; then
-	cat record.log
-	bad "perf record -g --sample-cpu --switch-events -e cpu-clock -e raw_syscalls:sys_exit ($SYS_PERF)"
-	summary
-	exit 1
-fi
+record_fp fp.data 400
 "$SYS_PERF" report -D -i fp.data > fp.dump 2> /dev/null
 "$PERF" report --stats -i fp.data > fp.stats 2> /dev/null
 nsamples=$(stat fp.stats SAMPLE)
@@ -341,5 +285,4 @@ else
 	done
 fi
 
-summary
-[ "$fail" -eq 0 ]
+finish

@@ -14,25 +14,20 @@
 # system perf's Python view of the original recording.
 #
 # usage: tests/perf/test-python.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  perf for the reference (default: /usr/bin/perf if it is a
-#                 6.1 with Python scripting, else $PERF)
-#   KEEP=1        keep the temporary directory
-# Exit status is non-zero when a check fails; the last line is
-# "N passed, M failed".
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the reference; $PERF
+#   unless it is a 6.1 with Python scripting), PYTHON, KEEP, VERBOSE.
+#   Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+if ! sys_perf_is_61 || ! "$SYS_PERF" version --build-options 2>/dev/null | grep -q 'libpython: \[ on'; then
+	SYS_PERF=$PERF
+fi
 GEN="$PY $here/inject-deferred.py"
 DUMP=$here/python-deferred-dump.py
 
-. "$here/lib.sh"
-gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
-same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -20 | sed 's/^/     /'; return 1; }; }
 # report FILE: count the "ok ..." / "FAIL ..." lines of the Python checks
 report() {
 	local l
@@ -45,37 +40,8 @@ report() {
 	done < "$1"
 }
 
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.' ||
-		! "$SYS_PERF" version --build-options 2>/dev/null | grep -q 'libpython: \[ on'; then
-	SYS_PERF=$PERF
-fi
-
-tmp=$(mktemp -d /tmp/test-python.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
-
 # ------------------------------------------------------------ recording
-cat > work.sh <<'EOS'
-#!/bin/sh
-dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null &
-i=0
-while [ $i -lt 100000 ]; do i=$((i + 1)); done &
-for n in 1 2; do ls -lR /usr/share/doc > /dev/null 2>&1; done
-wait
-EOS
-chmod +x work.sh
-if ! "$SYS_PERF" record -q -m 4 -e cpu-clock,task-clock -F 2000 -g --sample-cpu \
-		-o orig.data -- ./work.sh > record.log 2>&1; then
-	cat record.log
-	bad "perf record ($SYS_PERF)"
-	echo "$pass passed, $fail failed"
-	exit 1
-fi
+record_shell_mix orig.data 100000 2
 # the reference: user chains cut where a deferred unwind stops
 $GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
 "$SYS_PERF" script -i ref.data -s "$DUMP" > ref.dump 2> ref.dump.err
@@ -320,5 +286,4 @@ check "stitch-coverage, file without deferred callchains" \
 check "stitch-coverage, --no-stitch: 0 stitched, all unstitched" \
 	grep -Eq "^total +[0-9]+ +([0-9]+) +0 +0\.0%  0, \1 unstitched$" cov-nostitch.out
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

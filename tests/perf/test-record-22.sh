@@ -10,51 +10,36 @@
 # make of them.
 #
 # usage: tests/perf/test-record-22.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  unpatched perf 6.1 for the contrast checks (default:
-#                 /usr/bin/perf; skipped if missing or not a 6.1)
-#   KEEP=1        keep the temporary directory
-# Exit status is non-zero when a check fails; the last line is
-# "N passed, M failed".
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the unpatched perf 6.1
+#   for the contrast checks, skipped if missing or not a 6.1), PYTHON, KEEP.
+#   Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
 GEN="$PY $here/inject-deferred.py"
 
-. "$here/lib.sh"
-# stat FILE NAME: the number of "NAME events:" in 'perf report --stats'
-# output (the aggregated section comes first)
-stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; exit }' "$1"; }
 # field NAME < inject-deferred.py output: the value of NAME= on the first line
 field() { sed -nE "1s/.* $1=([^ ]*).*/\1/p"; }
-
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/test-record-22.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
+# sys_rejects DESCRIPTION FILE MESSAGE [REPORT OPTION]: the unpatched perf
+# 6.1's perf report (--stats unless told) fails on FILE with MESSAGE; not
+# checked without a 6.1
+sys_rejects() {
+	[ -n "$sys_is_61" ] || return 0
+	"$SYS_PERF" report "${4:---stats}" -i "$2" > sys.out 2> sys.err
+	check "$1" has sys.err "$3"
+}
 
 sys_is_61=
-if [ -x "$SYS_PERF" ] && "$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.'; then
-	sys_is_61=1
-fi
+sys_perf_is_61 && sys_is_61=1
 recorder=$PERF
 [ -n "$sys_is_61" ] && recorder=$SYS_PERF
 
 # ------------------------------------------------------------ base file
 if ! "$recorder" record -q -e cpu-clock -g -o base.data -- true > record.log 2>&1; then
 	cat record.log
-	bad "perf record -e cpu-clock -g -- true ($recorder)"
-	echo "$pass passed, $fail failed"
-	exit 1
+	abort "perf record -e cpu-clock -g -- true ($recorder)"
 fi
 "$PERF" report --stats -i base.data > base.stats 2> base.err
 base_total=$(stat base.stats TOTAL)
@@ -69,10 +54,7 @@ cookie=$(field cookie < one.gen)
 nr=$(field nr < one.gen)
 ips=$(field ips < one.gen)
 
-if [ -n "$sys_is_61" ]; then
-	"$SYS_PERF" report --stats -i one.data > sys.out 2> sys.err
-	check "unpatched perf fails: failed to process type: 22" has sys.err "failed to process type: 22"
-fi
+sys_rejects "unpatched perf fails: failed to process type: 22" one.data "failed to process type: 22"
 
 "$PERF" report --stats -i one.data > one.stats 2> one.err
 check "patched --stats: no processing failure" hasnt one.err "failed to process"
@@ -140,10 +122,7 @@ check "12 malformed: all counted" has many.stats "^ +12  \(malformed CALLCHAIN_D
 
 # ------------------------------------------------------------ unknown types (0001)
 $GEN --count 0 --raw-type 23 --raw-type 83 --raw-type 200 base.data unknown.data > unknown.gen
-if [ -n "$sys_is_61" ]; then
-	"$SYS_PERF" report --stats -i unknown.data > sys.out 2> sys.err
-	check "unpatched perf fails on type 23" has sys.err "failed to process type: 23"
-fi
+sys_rejects "unpatched perf fails on type 23" unknown.data "failed to process type: 23"
 "$PERF" report --stats -i unknown.data > unknown.stats 2> unknown.err
 check "unknown types: no failure" hasnt unknown.err "failed to process"
 check "unknown types: UNKNOWN events: 3" eq "$(stat unknown.stats UNKNOWN)" 3
@@ -161,10 +140,7 @@ done
 # ------------------------------------------------------------ bigger attrs (0001)
 # a newer perf writes a bigger struct perf_event_attr (6.3+: config3)
 $GEN --count 1 --grow-attr 16 --grow-attr-fill 255 base.data attr.data > attr.gen
-if [ -n "$sys_is_61" ]; then
-	"$SYS_PERF" report --stats -i attr.data > sys.out 2> sys.err
-	check "unpatched perf rejects bigger attrs" has sys.err "incompatible file format"
-fi
+sys_rejects "unpatched perf rejects bigger attrs" attr.data "incompatible file format"
 "$PERF" report --stats -i attr.data > attr.stats 2> attr.err
 check "bigger attrs: file is read" eq "$(stat attr.stats SAMPLE)" "$base_samples"
 check "bigger attrs: type 22 still counted" eq "$(stat attr.stats CALLCHAIN_DEFERRED)" 1
@@ -176,11 +152,8 @@ if "$recorder" record -q -e cpu-clock -g -o - -- true > pipe.data 2> pipe.log; t
 	# a feature id this perf does not know, and a user record type above
 	# PERF_RECORD_HEADER_MAX, both appended to the stream
 	$GEN --feature 200 --raw-type 99 pipe.data pipe2.data > pipe2.gen
-	if [ -n "$sys_is_61" ]; then
-		"$SYS_PERF" report --stdio -i pipe2.data > sys.out 2> sys.err
-		check "unpatched perf report fails on an unknown pipe feature" \
-			has sys.err "wrong feature ID: 200"
-	fi
+	sys_rejects "unpatched perf report fails on an unknown pipe feature" pipe2.data \
+		"wrong feature ID: 200" --stdio
 	"$PERF" report --stdio -i pipe2.data > pipe2.report 2> pipe2.err
 	check "pipe: unknown feature ignored by perf report" hasnt pipe2.err "wrong feature ID|failed to process"
 	check "pipe: perf report shows the samples" has pipe2.report "^# Samples: [1-9][0-9]* +of event 'cpu-clock'"
@@ -206,5 +179,4 @@ check "defer mode: sample carries PERF_CONTEXT_USER_DEFERRED + cookie" \
 check "defer mode: the first cookie appears in a sample chain" \
 	has defer.dump "^\.\.\.\.\. +[0-9]+: $(printf '%016x' "$first_cookie")\$"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -15,41 +15,22 @@
 #  3. parsing: deferred[,N], fp,defer[,N], fp,N, errors.
 #
 # usage: tests/perf/test-record-deferred.sh   (after make -f Makefile.perf-patch)
-#   PERF=...   perf to test (default: build/perf)
-#   CC=...     compiler for the shim and the workload (default: gcc)
-#   KEEP=1     keep the temporary directory
+#   Environment (tests/perf/lib.sh): PERF, CC (the shim and the workload), KEEP.
 # Needs perf_event_paranoid <= 0 or root (-a is used in two checks).
-# Exit status is non-zero when a check fails; the last line is
-# "N passed, M failed".
+# Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-build/perf}
-case $PERF in /*) ;; */*) PERF=$top/$PERF ;; esac
-CC=${CC:-gcc}
-
-. "$here/lib.sh"
-ge1() { [ "$1" -ge 1 ] || { echo "     expected at least 1, got '$1'"; return 1; }; }
-finish() { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
 
 WARN='perf record: this kernel cannot defer user callchains \(needs Linux 6\.19\+ with CONFIG_UNWIND_USER\); recording plain frame-pointer callchains instead'
-
-if [ ! -x "$PERF" ]; then
-	bad "$PERF not built (make -f Makefile.perf-patch)"
-	finish
-fi
-
-tmp=$(mktemp -d /tmp/test-record-deferred.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
 
 # ------------------------------------------------------------ tools
 if ! $CC -Wall -shared -fPIC -O2 -o fake-defer-kernel.so \
 	"$here/fake-defer-kernel.c" -ldl 2> cc.log; then
 	cat cc.log
-	bad "build fake-defer-kernel.so"
-	finish
+	abort "build fake-defer-kernel.so"
 fi
 ok "build fake-defer-kernel.so"
 
@@ -75,11 +56,7 @@ int main(void)
 	return 0;
 }
 EOF
-if ! $CC -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o loop loop.c 2> cc.log; then
-	cat cc.log
-	bad "build the workload"
-	finish
-fi
+build_workload loop.c loop -O0 -mno-omit-leaf-frame-pointer
 
 # rec NAME [perf record options...]: perf record -o NAME.data ... -- ./loop,
 # stdout+stderr in NAME.out, exit status in NAME.rc.  With FAKE=accept or
@@ -212,9 +189,9 @@ FAKE=accept rec two -e cpu-clock -e page-faults --call-graph=deferred -- ./loop
 check "accept: exit status 0" eq "$(rc two)" 0
 check "accept: no warning" eq "$(count two.out "$WARN")" 0
 check "accept: cpu-clock (tracking) opened with defer_callchain and defer_output" \
-	ge1 "$(count two.opens '^cpu-clock chain=1 cc=1 out=1 ok$')"
+	gt "$(count two.opens '^cpu-clock chain=1 cc=1 out=1 ok$')" 0
 check "accept: page-faults opened with defer_callchain only" \
-	ge1 "$(count two.opens '^page-faults chain=1 cc=1 out=0 ok$')"
+	gt "$(count two.opens '^page-faults chain=1 cc=1 out=0 ok$')" 0
 check "accept: every callchain-sampling open has defer_callchain" \
 	eq "$(count two.opens '^(cpu-clock|page-faults) chain=1 cc=0')" 0
 check "accept: defer_output only on cpu-clock" \
@@ -245,7 +222,7 @@ check "accept fp,defer: same opens as deferred" \
 for opt in -g --call-graph=fp --call-graph=fp,64 --call-graph=dwarf; do
 	FAKE=accept rec plain -e cpu-clock -e page-faults "$opt" -- ./loop
 	check "accept $opt: exit status 0" eq "$(rc plain)" 0
-	check "accept $opt: callchains sampled" ge1 "$(count plain.opens 'chain=1')"
+	check "accept $opt: callchains sampled" gt "$(count plain.opens 'chain=1')" 0
 	check "accept $opt: no open with a defer bit" eq "$(count plain.opens 'cc=1|out=1')" 0
 	check "accept $opt: no defer bit in perf.data" hasnt plain.evlist 'defer'
 done
@@ -266,9 +243,9 @@ check "accept -a: perf.data dummy attr has defer_output: 1" \
 FAKE=accept rec term -e cpu-clock -e 'page-faults/call-graph=deferred/' -- ./loop
 check "accept per-event call-graph=deferred: exit status 0" eq "$(rc term)" 0
 check "accept per-event call-graph=deferred: page-faults has defer_callchain" \
-	ge1 "$(count term.opens '^page-faults chain=1 cc=1 out=0 ok$')"
+	gt "$(count term.opens '^page-faults chain=1 cc=1 out=0 ok$')" 0
 check "accept per-event call-graph=deferred: tracking cpu-clock gets defer_output" \
-	ge1 "$(count term.opens '^cpu-clock chain=0 cc=0 out=1 ok$')"
+	gt "$(count term.opens '^cpu-clock chain=0 cc=0 out=1 ok$')" 0
 
 FAKE=accept rec term2 -e 'cpu-clock/call-graph=fp/' -e page-faults --call-graph=deferred -- ./loop
 check "accept per-event call-graph=fp overrides deferred: cpu-clock without defer_callchain" \
@@ -278,7 +255,7 @@ mkdir -p home
 printf '[call-graph]\n\trecord-mode = deferred\n' > home/.perfconfig
 HOME=$tmp/home FAKE=accept rec cfg -e cpu-clock -g -- ./loop
 check "accept call-graph.record-mode = deferred with -g: defer bits" \
-	ge1 "$(count cfg.opens '^cpu-clock chain=1 cc=1 out=1 ok$')"
+	gt "$(count cfg.opens '^cpu-clock chain=1 cc=1 out=1 ok$')" 0
 HOME=$tmp/home FAKE=accept rec cfg2 -e cpu-clock --call-graph=fp -- ./loop
 check "accept --call-graph=fp overrides the config: no defer bit" \
 	eq "$(count cfg2.opens 'cc=1|out=1')" 0

@@ -7,18 +7,15 @@
 # contrast, by the distro's perf 6.1.
 #
 # usage: tests/perf/test-scenarios.sh [SCENARIO...]
-#   PERF=...      patched perf under test (default: build/perf)
-#   SYS_PERF=...  unpatched perf 6.1 (default: /usr/bin/perf); it reads the
-#                 oracles, and its failure on the raw files is checked
-#   PYTHON=...    (default /usr/bin/python3, Debian's; stdlib only)
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the unpatched perf 6.1:
+#   it reads the oracles, and its failure on the raw files is checked;
+#   required), PYTHON (here /usr/bin/python3 by default, Debian's; stdlib
+#   only), CC, KEEP, VERBOSE, and
 #   LIBUNWIND_COOKIE=...  the stitch engine's shared library (default:
 #                 build/libunwind-cookie/libunwind-cookie.so, built by `make`);
 #                 when present, the scenarios' expectations are also checked
 #                 against the engine itself (engine-check.py)
-#   KEEP=1        keep the work directory (its path is printed)
-#   VERBOSE=1     show the diff of every failed comparison
-# One line per check; the last line is "N passed, M failed"; the exit status
-# is non-zero when a check failed.
+# Output and exit status: see lib.sh.
 #
 # The checks of each scenario, in order (see scenarios.py for what each
 # scenario is and Documentation/stitching.md for the expected outcomes):
@@ -35,31 +32,21 @@
 #          (an orphan's [user stack lost: REASON] as its pseudo-map); the
 #          malformed and cut files are refused, leaving no output.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-PY=${PYTHON:-/usr/bin/python3}
+PYTHON=${PYTHON:-/usr/bin/python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+[ -x "$SYS_PERF" ] || abort "$SYS_PERF missing"
+sys_is_61=
+sys_perf_is_61 && sys_is_61=1
 OUT="$PY $here/perfout.py"
-LIBUNWIND_COOKIE=${LIBUNWIND_COOKIE:-$top/build/libunwind-cookie/libunwind-cookie.so}
+LIBUNWIND_COOKIE=$(abs_path "${LIBUNWIND_COOKIE:-$top/build/libunwind-cookie/libunwind-cookie.so}")
 
-. "$here/lib.sh"
 # names FILE OFFSET: a line of FILE names the file offset OFFSET (0x...)
 names() { grep -Eq -- "(^|[^0-9a-fx])$2([^0-9a-f]|\$)" "$1"; }
 # rx STRING: STRING as an extended regex matching itself
 rx() { printf '%s' "$1" | sed 's/[][\.*^$()+?{}|]/\\&/g'; }
-# same EXPECTED GOT: files equal; the diff is shown with VERBOSE=1
-same() {
-	cmp -s "$1" "$2" && return 0
-	if [ -n "${VERBOSE:-}" ]; then diff -u "$1" "$2" | head -40 | sed 's/^/     /'
-	else echo "     differs: diff -u $1 $2"; fi
-	return 1
-}
-# stat FILE NAME: "NAME events: N" of perf report --stats (aggregated part)
-stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; exit }' "$1"; }
-# json FILE EXPR: a value from a scenario's .json (d = the parsed file)
-json() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
 # crashed STATUS: killed by a signal (bash: 128 + signal number); perf's
 # own errors exit with (-errno) & 0xff, e.g. 234 for -EINVAL, or 255
 crashed() { [ "$1" -gt 128 ] && [ "$1" -le 192 ]; }
@@ -72,33 +59,11 @@ summary_only() {
 	same "$2" "$1.rest"
 }
 
-for p in "$PERF" "$SYS_PERF"; do
-	if [ ! -x "$p" ]; then
-		echo "FAIL - $p missing (PERF: make -f Makefile.perf-patch)"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-done
-sys_is_61=
-"$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.' && sys_is_61=1
-
-tmp=$(mktemp -d /tmp/test-scenarios.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
-
 # the frame-pointer test binary whose symbols the user ips point to
-if ! gcc -O0 -g -fno-omit-frame-pointer -fno-inline -no-pie -pthread \
-	-o workload "$here/workload.c" 2> gcc.log; then
-	cat gcc.log
-	bad "build workload.c"
-	echo "$pass passed, $fail failed"
-	exit 1
-fi
+build_workload "$here/workload.c" workload -O0 -fno-inline -no-pie -pthread
 if ! "$PY" "$here/scenarios.py" gen --workload workload --out . "$@" > scenarios.list 2> gen.log; then
 	cat gen.log
-	bad "scenarios.py gen"
-	echo "$pass passed, $fail failed"
-	exit 1
+	abort "scenarios.py gen"
 fi
 
 [ -f "$LIBUNWIND_COOKIE" ] || echo "# no $LIBUNWIND_COOKIE: engine checks skipped (build it: make)"
@@ -107,12 +72,12 @@ FIELDS=-Fcomm,tid,time,event,ip,sym
 REPORT="report --stdio --children --sort sym -g none"
 
 for n in $(cat scenarios.list); do
-	echo "# $n: $(json $n.json "d['doc'].split(chr(10))[0]")"
-	nrec=$(json $n.json "d['counts']['CALLCHAIN_DEFERRED']")
-	nsmp=$(json $n.json "d['counts']['SAMPLE']")
-	nlost=$(json $n.json "d['counts']['LOST']")
-	nbad=$(json $n.json "d['counts']['malformed_records']")
-	first22=$(json $n.json "'%#x [%#x]' % min((r['offset'], r['size']) for r in d['records'])")
+	echo "# $n: $(js $n.json "d['doc'].split(chr(10))[0]")"
+	nrec=$(js $n.json "d['counts']['CALLCHAIN_DEFERRED']")
+	nsmp=$(js $n.json "d['counts']['SAMPLE']")
+	nlost=$(js $n.json "d['counts']['LOST']")
+	nbad=$(js $n.json "d['counts']['malformed_records']")
+	first22=$(js $n.json "'%#x [%#x]' % min((r['offset'], r['size']) for r in d['records'])")
 
 	# ---------------------------------------------------------- perf 6.1
 	if [ -n "$sys_is_61" ]; then
@@ -240,14 +205,14 @@ for n in $(cat scenarios.list); do
 	# ---------------------------------------------------------- malformed input
 	if [ $n = malformed ]; then
 		for what in nr size; do
-			off=$(json $n.json "'%#x [%#x]' % [(r['offset'], r['size']) for r in d['records'] if r['malformed'] == '$what'][0]")
+			off=$(js $n.json "'%#x [%#x]' % [(r['offset'], r['size']) for r in d['records'] if r['malformed'] == '$what'][0]")
 			check "$n: bad $what: error names the record's offset ($off)" \
 				has raw.err "^$(rx "$off"): malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
 		done
 		check "$n: script: status 0" eq $st 0
 		check "$n: script: malformed records summarized" \
 			has raw.err "^$nbad of $nrec CALLCHAIN_DEFERRED records were malformed and skipped\.\$"
-		nbads=$(json $n.json "d['counts']['malformed_samples']")
+		nbads=$(js $n.json "d['counts']['malformed_samples']")
 		check "$n: script: malformed samples summarized" \
 			has raw.err "^$nbads of $nsmp samples with a malformed deferred callchain were skipped\.\$"
 		check "$n: --stats: $nbads samples with a malformed deferred callchain" \
@@ -259,12 +224,12 @@ for n in $(cat scenarios.list); do
 			eval '! grep -Ev "^(0x[0-9a-f]+ \[0x[0-9a-f]+\]: malformed |Warning:\$|[0-9]+ of [0-9]+ (CALLCHAIN_DEFERRED records|samples) |deferred callchains: )" raw.err'
 
 		# not covered by patch 0002: left to the stitching code
-		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
+		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
 		check "$n: record with cookie 0: error names its offset ($off)" \
 			eval 'grep -i cookie raw.err > cookie.err; names cookie.err $off'
 		for i in 0 1; do
 			what=("marker without cookie" "marker with cookie 0")
-			off=$(json $n.json "'%#x' % [s['offset'] for s in d['samples'] if s['outcome'] == 'malformed'][$i]")
+			off=$(js $n.json "'%#x' % [s['offset'] for s in d['samples'] if s['outcome'] == 'malformed'][$i]")
 			check "$n: sample, ${what[$i]}: error names its offset ($off)" \
 				eval 'grep -v PERF_RECORD_CALLCHAIN_DEFERRED raw.err > sample.err; names sample.err $off'
 		done
@@ -273,7 +238,7 @@ for n in $(cat scenarios.list); do
 		# the cut record is named and skipped, the data ends there: what
 		# came before is processed, perf exits as at a normal end
 		# (deferred-callchains.txt, patch 0016)
-		off=$(json $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
+		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off
 		check "$n: script: status 0, the cut record and the stitch summary only" \
@@ -284,5 +249,4 @@ for n in $(cat scenarios.list); do
 	fi
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

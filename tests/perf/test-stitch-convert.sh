@@ -14,83 +14,30 @@
 # counts against perf stitch --stats=json.
 #
 # usage: tests/perf/test-stitch-convert.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  the older perf that must read the output (default: /usr/bin/perf)
-#   CC=...        compiler for the workload (default: cc)
-#   KEEP=1        keep the temporary directory
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the older perf that
+#   must read the output: required), PYTHON, CC, KEEP.
 # Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
-# raw_syscalls:sys_exit tracepoint.  Exit status is non-zero when a check
-# fails; the last line is "N passed, M failed".
+# raw_syscalls:sys_exit tracepoint.  Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-CC=${CC:-cc}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_runs || abort "no system perf ($SYS_PERF) to read the output with"
 CHECK="$PY $here/emulate-check.py"
 
-. "$here/lib.sh"
-gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
-# stat FILE NAME: "NAME events:" in perf report --stats output (0 if absent)
-stat() { awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1; exit } END { if (!f) print 0 }' "$1"; }
-# js FILE EXPR: a value of a JSON object (d), printed by python
-js() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # sumfield FILE REGEX: the number the summary line has before REGEX
 sumfield() { sed -nE "s/^perf stitch:.*[ (]([0-9]+) $2.*/\1/p" "$1" | head -1; }
 # reason FILE NAME: the count after the orphan reason NAME in the summary, 0 if absent
 reason() { sed -nE "s/^perf stitch: .*(\(|, )$2 ([0-9]+)[,)].*/\2/p" "$1" | head -1 | grep . || echo 0; }
 # e2e PREFIX REF OUT TRUTH: emulate-check.py --e2e, one result per check
 e2e() {
-	local prefix=$1 line
-	$CHECK --e2e "$2" "$3" "$4" > "$prefix.check" 2>&1
-	while read -r line; do
-		case "$line" in
-		"check "*" ok") ok "$prefix: ${line#check }";;
-		"check "*) bad "$prefix: ${line#check }";;
-		esac
-	done < "$prefix.check"
-	grep -q '^check ' "$prefix.check" || { bad "$prefix: emulate-check.py failed"; cat "$prefix.check"; }
+	$CHECK --e2e "$2" "$3" "$4" > "$1.check" 2>&1
+	relay_checks "$1" "$1.check"
 }
-# no_output DESCRIPTION FILE: neither FILE nor a temporary file next to it
-no_output() {
-	if [ -e "$2" ] || ls "$2".tmp-* > /dev/null 2>&1; then
-		bad "$1: no output left behind"
-	else
-		ok "$1: no output left behind"
-	fi
-}
-
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version > /dev/null 2>&1; then
-	echo "FAIL - no system perf ($SYS_PERF) to read the output with"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/test-stitch-convert.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
 
 # ------------------------------------------------------------ recording, emulation
-if ! $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload "$here/emulate-workload.c" 2> cc.log; then
-	cat cc.log
-	bad "build the workload ($CC)"
-	echo "$pass passed, $fail failed"
-	exit 1
-fi
-if ! "$SYS_PERF" record -q -m 64 -g --sample-cpu --switch-events -e cpu-clock \
-		-e raw_syscalls:sys_exit -o fp.data -- ./workload 400 > record.log 2>&1; then
-	cat record.log
-	bad "perf record -g --sample-cpu --switch-events -e cpu-clock -e raw_syscalls:sys_exit ($SYS_PERF)"
-	echo "$pass passed, $fail failed"
-	exit 1
-fi
+record_fp fp.data 400
 "$PERF" stitch --emulate -q -i fp.data -o emu.data --truth emu.truth --seed 7 \
 	--drop 0.2 --duplicate 0.2 --late 0.5 --bogus-ip 0.2
 check "emulated with faults (drop, duplicate, late, bogus ip)" [ -s emu.data -a -s emu.truth ]

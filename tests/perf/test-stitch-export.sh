@@ -18,65 +18,33 @@
 # frames perf script shows for them.
 #
 # usage: tests/perf/test-stitch-export.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  perf that records the workload (default: /usr/bin/perf)
-#   NODE_MODULES= node_modules with speedscope and ajv (default: ./node_modules)
-#   KEEP=1        keep the temporary directory
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload;
+#   $PERF if missing), PYTHON, CC, KEEP, VERBOSE, and
+#   NODE_MODULES=...  node_modules with speedscope and ajv (default: the
+#                     repository's, from make node-deps)
 # Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
-# raw_syscalls:sys_exit tracepoint.  Exit status is non-zero when a check
-# fails; the last line is "N passed, M failed".
+# raw_syscalls:sys_exit tracepoint.  Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-NODE_MODULES=${NODE_MODULES:-$top/node_modules}
-CC=${CC:-cc}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_runs || SYS_PERF=$PERF
+NODE_MODULES=$(abs_path "${NODE_MODULES:-$top/node_modules}")
+if ! command -v node > /dev/null || [ ! -d "$NODE_MODULES/ajv" ] ||
+   [ ! -f "$NODE_MODULES/speedscope/dist/release/file-format-schema.json" ]; then
+	abort "node, ajv or speedscope's schema missing (make node-deps)"
+fi
 COLLAPSE="$PY $here/stackcollapse-perf.py"
 HELP="$PY $here/export-check.py"
 export LC_ALL=C
 
-. "$here/lib.sh"
-summary() { echo "$pass passed, $fail failed"; }
-gt() { [ "$1" -gt "$2" ] 2>/dev/null || { echo "     expected more than $2, got '$1'"; return 1; }; }
-same() {
-	cmp -s "$1" "$2" && return 0
-	echo "     $1 and $2 differ:"
-	diff "$1" "$2" | head -10 | sed 's/^/     /'
-	return 1
-}
 # sum FILE: the counts of a folded file
 sum() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 # lost FILE [REASON]: the samples of the lines with a lost-stack frame
 lost() { grep -F "[user stack lost: ${2:-}" "$1" | sum /dev/stdin; }
 # nsamples FILE EVENT: samples of EVENT in perf script -F ...,event output
 nsamples() { grep -cE "^[^ 	].* $2: *$" "$1"; }
-no_output() {
-	if [ -e "$2" ] || ls "$2".tmp-* > /dev/null 2>&1; then
-		bad "$1: no output left behind"
-	else
-		ok "$1: no output left behind"
-	fi
-}
-
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-[ -x "$SYS_PERF" ] || SYS_PERF=$PERF
-if ! command -v node > /dev/null || [ ! -d "$NODE_MODULES/ajv" ] ||
-   [ ! -f "$NODE_MODULES/speedscope/dist/release/file-format-schema.json" ]; then
-	echo "FAIL - node, ajv or speedscope's schema missing (make node-deps)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/test-stitch-export.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
 
 FIELDS=comm,pid,tid,time,event,ip,sym,dso
 
@@ -116,20 +84,7 @@ speedscope() {
 }
 
 # ------------------------------------------------------------ (a) real recording
-if ! $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload "$here/emulate-workload.c" \
-		2> cc.log; then
-	cat cc.log
-	bad "build the workload ($CC)"
-	summary
-	exit 1
-fi
-if ! "$SYS_PERF" record -q -m 64 -g --sample-cpu --switch-events -e cpu-clock \
-		-e raw_syscalls:sys_exit -o fp.data -- ./workload 400 > record.log 2>&1; then
-	cat record.log
-	bad "perf record -g -e cpu-clock -e raw_syscalls:sys_exit ($SYS_PERF)"
-	summary
-	exit 1
-fi
+record_fp fp.data 400
 "$PERF" stitch --emulate --drop 0.15 --seed 3 -i fp.data -o emu.data --truth emu.truth \
 	> /dev/null 2> emu.err
 check "perf stitch --emulate --drop 0.15: exit 0" eq "$?" 0
@@ -187,23 +142,20 @@ check "-i - (pipe mode) = stackcollapse-perf.py" same pipe.folded pipe.expected
 speedscope a-sp emu.data cpu-clock
 
 # ------------------------------------------------------------ (b) edge cases
-if ! $CC -O0 -g -fno-omit-frame-pointer -o swl "$here/workload.c" 2> cc.log ||
-   ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
-	cat cc.log gen.log
-	bad "export-check.py gen"
-	summary
-	exit 1
+build_workload "$here/workload.c" swl -O0
+if ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
+	cat gen.log
+	abort "export-check.py gen"
 fi
 KS=--kallsyms=$tmp/edge.kallsyms
 "$PERF" script -i edge.data -F $FIELDS $KS > edge.script 2> /dev/null
 compare b edge.data "" "" $KS
 compare b-all edge.data "--kernel --separator --tid" "--kernel-suffix --separator --tid" $KS
 compare b-task edge.data "--event-filter task-clock" "--event task-clock" $KS
-ejs() { $PY -c "import json,sys; d=json.load(open('edge.json')); print($1)"; }
-check "(b) counts add up to the cpu-clock samples" eq "$(sum b.folded)" "$(ejs "d['cpu-clock']['samples']")"
+check "(b) counts add up to the cpu-clock samples" eq "$(sum b.folded)" "$(js edge.json "d['cpu-clock']['samples']")"
 for r in "record lost" "task exited" "stream ended"; do
 	check "(b) [user stack lost: $r]: as many as written" eq "$(lost b.folded "$r")" \
-		"$(ejs "d['cpu-clock']['orphans']['$r']")"
+		"$(js edge.json "d['cpu-clock']['orphans']['$r']")"
 done
 check "(b) comm with spaces: V8_WorkerThread" has b.folded '^V8_WorkerThread;'
 check "(b) --tid: comm-PID/TID" has b-all.folded '^V8_WorkerThread-1000/1001;'
@@ -243,5 +195,4 @@ check "export options without -F: refused" has err5 'go with -F'
 "$PERF" stitch -F folded -i emu.data -o /nonexistent/dir/x.folded > /dev/null 2> err6
 check "unwritable output: error names it" has err6 'cannot create /nonexistent/dir/x.folded'
 
-summary
-[ "$fail" -eq 0 ]
+finish

@@ -6,56 +6,29 @@
 # ("deferred callchains: ..." on stderr) for the same file.
 #
 # usage: tests/perf/test-stitch-stats.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  perf for the recording (default: /usr/bin/perf, else $PERF)
-#   KEEP=1        keep the temporary directory
-# Exit status is non-zero when a check fails; the last line is
-# "N passed, M failed".
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the recording; $PERF if
+#   missing), PYTHON, KEEP.  Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_runs || SYS_PERF=$PERF
 GEN="$PY $here/inject-deferred.py"
 
-. "$here/lib.sh"
-gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
-# summary FILE FIELD: the number before FIELD in the "deferred callchains:" line
-summary() { sed -nE "s/.*deferred callchains:.* ([0-9]+) $2.*/\1/p" "$1" | head -1; }
 # orphan FILE "REASON NAME": the count of that reason in the summary line, 0 if absent
 orphan() { sed -nE "s/.*deferred callchains:.*(\(|, )$2 ([0-9]+)[,)].*/\2/p" "$1" | head -1 | grep . || echo 0; }
 # text FILE LABEL: the first number after "LABEL:" in --stats output
 text() { sed -nE "s/^ *$2:? +([0-9]+).*/\1/p" "$1" | head -1; }
-# js FILE EXPR: a value of the --stats=json object (d), printed by python
-js() { $PY -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version >/dev/null 2>&1; then
-	SYS_PERF=$PERF
-fi
-
-tmp=$(mktemp -d /tmp/test-stitch-stats.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
 
 # ------------------------------------------------------------ recording
 if ! "$SYS_PERF" record -q -g -o fp.data -- ls -R /usr/share/doc > /dev/null 2> record.log; then
 	cat record.log
-	bad "perf record ($SYS_PERF)"
-	echo "$pass passed, $fail failed"
-	exit 1
+	abort "perf record ($SYS_PERF)"
 fi
 if ! $GEN --defer --drop-every 7 --dup-every 5 fp.data d.data > gen.log 2>&1; then
 	cat gen.log
-	bad "inject-deferred.py --defer --drop-every 7 --dup-every 5"
-	echo "$pass passed, $fail failed"
-	exit 1
+	abort "inject-deferred.py --defer --drop-every 7 --dup-every 5"
 fi
 
 "$PERF" script -i d.data > /dev/null 2> script.err
@@ -67,11 +40,11 @@ sed -n 's/^/     /; /deferred callchains/p' script.err
 check "--stats: exit 0" eq "$?" 0
 sed 's/^/     /' stats.txt
 
-ds=$(summary script.err 'deferred samples')
-st=$(summary script.err stitched)
-orph=$(summary script.err orphans)
-rec=$(summary script.err records)
-dup=$(summary script.err 'duplicate records')
+ds=$(summary_count script.err 'deferred samples')
+st=$(summary_count script.err stitched)
+orph=$(summary_count script.err orphans)
+rec=$(summary_count script.err records)
+dup=$(summary_count script.err 'duplicate records')
 check "file has deferred samples" gt "${ds:-0}" 0
 check "some orphans (--drop-every 7)" gt "${orph:-0}" 0
 check "some duplicates (--dup-every 5)" gt "${dup:-0}" 0
@@ -138,5 +111,4 @@ rc=$?
 check "-F with --stats: refused" [ "$rc" -ne 0 ]
 check "-F with --stats: exclusive" has fmt.err 'exclusive'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

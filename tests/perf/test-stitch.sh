@@ -17,68 +17,27 @@
 # the uncut original, frames are only ever removed.
 #
 # usage: tests/perf/test-stitch.sh     (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf to test (default: build/perf)
-#   SYS_PERF=...  perf for the reference output (default: /usr/bin/perf if
-#                 it is a 6.1, else $PERF)
-#   KEEP=1        keep the temporary directory
-# Exit status is non-zero when a check fails; the last line is
-# "N passed, M failed".
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the reference output;
+#   $PERF unless it is a 6.1), PYTHON, KEEP, VERBOSE.
+#   Output and exit status: see lib.sh.
 
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-PERF=${PERF:-$top/build/perf}
-SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-PY=${PYTHON:-python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_is_61 || SYS_PERF=$PERF
 GEN="$PY $here/inject-deferred.py"
 
-. "$here/lib.sh"
-gt() { [ "$1" -gt "$2" ] || { echo "     expected more than $2, got $1"; return 1; }; }
-# same FILE1 FILE2: identical, else show the start of the diff
-same() { cmp -s "$1" "$2" || { diff "$1" "$2" | head -10 | sed 's/^/     /'; return 1; }; }
-# summary FILE FIELD: the number before FIELD in the "deferred callchains:" line
-summary() { sed -nE "s/.*deferred callchains:.* ([0-9]+) $2.*/\1/p" "$1" | head -1; }
-# gen FILE: groups (kernel entries) in an inject-deferred.py output
+# groups FILE: groups (kernel entries) in an inject-deferred.py output
 groups() { count "$1" '^group '; }
-# samples of the groups whose fate matches REGEX
+# group_samples FILE REGEX: samples of the groups whose fate matches REGEX
 group_samples() {
 	awk -v re="$2" '/^group / && $0 ~ ("fate=" re "( |$)") {
 		sub(/.*samples=/, ""); sub(/ .*/, ""); n += split($0, a, ",") } END { print n + 0 }' "$1"
 }
 
-if [ ! -x "$PERF" ]; then
-	echo "FAIL - $PERF not built (make -f Makefile.perf-patch)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-if [ ! -x "$SYS_PERF" ] || ! "$SYS_PERF" version 2>/dev/null | grep -q '^perf version 6\.1\.'; then
-	SYS_PERF=$PERF
-fi
-
-tmp=$(mktemp -d /tmp/test-stitch.XXXXXX)
-if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
-cd "$tmp" || exit 1
-
 # ------------------------------------------------------------ recording
-# Two events (their samples share cookies), the CPU in every sample (for
-# cross-CPU records), small buffers (many rounds), children that exec and
-# exit, user and kernel time.
-cat > work.sh <<'EOF'
-#!/bin/sh
-dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null &
-i=0
-while [ $i -lt 150000 ]; do i=$((i + 1)); done &
-for n in 1 2 3; do ls -lR /usr/share/doc > /dev/null 2>&1; done
-wait
-EOF
-chmod +x work.sh
-if ! "$SYS_PERF" record -q -m 4 -e cpu-clock,task-clock -F 2000 -g --sample-cpu \
-		-o orig.data -- ./work.sh > record.log 2>&1; then
-	cat record.log
-	bad "perf record ($SYS_PERF)"
-	echo "$pass passed, $fail failed"
-	exit 1
-fi
+record_shell_mix orig.data 150000 3
 $GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
 "$SYS_PERF" script -i ref.data > ref.script 2> /dev/null
 nsamples=$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' ref.script)
@@ -109,7 +68,7 @@ script d1.data
 nrec=$(count d1.data.gen '^added type=22')
 check "plain: exit status 0" eq "$(cat d1.data.rc)" 0
 check "plain: callchains as the original's (system perf on the recording)" same d1.data.script ref.script
-check "plain: summary counts every sample" eq "$(summary d1.data.err 'deferred samples')" "$nsamples"
+check "plain: summary counts every sample" eq "$(summary_count d1.data.err 'deferred samples')" "$nsamples"
 check "plain: every sample stitched" has d1.data.err "$nsamples stitched \(100\.0%\), 0 orphans, $nrec records, 0 duplicate records"
 check "plain: no cross-CPU record" has d1.data.err ' 0 cross-CPU records'
 
@@ -126,21 +85,21 @@ check "uncut original: samples with a 0 in the user chain differ" gt "$(count d0
 deferred before.data --record-pos before --share 4
 script before.data
 check "record before its samples in the file: callchains as the original's" same before.data.script ref.script
-check "record before: all stitched" eq "$(summary before.data.err orphans)" 0
+check "record before: all stitched" eq "$(summary_count before.data.err orphans)" 0
 check "record before: no out of order warning" hasnt before.data.err 'out of order'
 # unsorted (file order): the record reaches the stitcher before its samples
 "$SYS_PERF" script --show-round-events -i ref.data 2> /dev/null | grep -v FINISHED_ROUND > ref-unordered.script
 script before.data --show-round-events
 grep -v FINISHED_ROUND before.data.script > before-unordered.script
 check "record before, unsorted delivery: callchains as the original's" same before-unordered.script ref-unordered.script
-check "record before, unsorted delivery: all stitched" eq "$(summary before.data.err orphans)" 0
+check "record before, unsorted delivery: all stitched" eq "$(summary_count before.data.err orphans)" 0
 
 # ------------------------------------------------------------ another CPU's buffer
 deferred xcpu.data --record-cpu-shift 1 --record-delay 20000
 script xcpu.data
 nrec=$(count xcpu.data.gen '^added type=22')
 check "record from another CPU: callchains as the original's" same xcpu.data.script ref.script
-check "record from another CPU: counted as cross-CPU" eq "$(summary xcpu.data.err 'cross-CPU records')" "$nrec"
+check "record from another CPU: counted as cross-CPU" eq "$(summary_count xcpu.data.err 'cross-CPU records')" "$nrec"
 
 # ------------------------------------------------------------ samples sharing a cookie
 deferred share.data --share 8
@@ -158,23 +117,23 @@ check "shared cookies: samples of both events" gt "$both" 0
 # ------------------------------------------------------------ late samples
 deferred late.data --late-every 3 --share 4
 script late.data
-nlate=$(summary late.data.err 'late samples')
+nlate=$(summary_count late.data.err 'late samples')
 check "late samples: callchains as the original's" same late.data.script ref.script
 check "late samples: no out of order warning" hasnt late.data.err 'out of order'
 check "late samples: counted ($nlate)" gt "$nlate" 0
-check "late samples: all stitched" eq "$(summary late.data.err orphans)" 0
+check "late samples: all stitched" eq "$(summary_count late.data.err orphans)" 0
 # a window shorter than the lateness (1us) leaves them without their record
 # (but for samples of the other event less than 100ns after the record)
 script late.data --stitch-window 100ns
-check "late samples, --stitch-window 100ns: orphans" gt "$(summary late.data.err orphans)" 0
-check "late samples, --stitch-window 100ns: fewer late samples" gt "$nlate" "$(summary late.data.err 'late samples')"
+check "late samples, --stitch-window 100ns: orphans" gt "$(summary_count late.data.err orphans)" 0
+check "late samples, --stitch-window 100ns: fewer late samples" gt "$nlate" "$(summary_count late.data.err 'late samples')"
 
 # ------------------------------------------------------------ duplicates
 deferred dup.data --dup-every 3
 script dup.data
 ndup=$(count dup.data.gen 'fate=record\+dup')
 check "duplicate records: callchains as the original's" same dup.data.script ref.script
-check "duplicate records: counted ($ndup)" eq "$(summary dup.data.err 'duplicate records')" "$ndup"
+check "duplicate records: counted ($ndup)" eq "$(summary_count dup.data.err 'duplicate records')" "$ndup"
 
 # ------------------------------------------------------------ lost records
 deferred lost.data --drop-every 7 --lost
@@ -226,7 +185,7 @@ fi
 deferred drop.data --drop-every 5
 script drop.data
 ndrop=$(group_samples drop.data.gen dropped)
-check "dropped records: all orphans ($ndrop)" eq "$(summary drop.data.err orphans)" "$ndrop"
+check "dropped records: all orphans ($ndrop)" eq "$(summary_count drop.data.err orphans)" "$ndrop"
 check "dropped records: reasons named" has drop.data.err 'orphans \((record lost|task exited|stream ended) [0-9]+'
 check "dropped records: pseudo-frames" eq "$(count drop.data.script '\[user stack lost: (record lost|task exited|stream ended)\]')" "$ndrop"
 
@@ -311,5 +270,4 @@ check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples wit
 check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE, malformed deferred callchain, skipped\)'
 check "malformed: no pseudo-frame from a malformed chain" hasnt bad.data.script 'user stack deferred'
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
