@@ -121,6 +121,8 @@ struct slot {
 	uint64_t	cookie;
 	uint32_t	pid;
 	uint64_t	first_time;
+	/* smallest and largest sample time (the record's time until a sample) */
+	uint64_t	min_time;
 	uint64_t	max_time;
 	struct uc_list	samples;
 	size_t		nr_samples;
@@ -573,6 +575,7 @@ static struct slot *slot_new(struct unwind_stitcher *st, struct task *t, uint64_
 	sl->cookie = cookie;
 	sl->pid = pid;
 	sl->first_time = time;
+	sl->min_time = time;
 	sl->max_time = time;
 	uc_list_init(&sl->samples);
 	uc_list_init(&sl->check.node);
@@ -704,9 +707,11 @@ static bool lost_between(const struct unwind_stitcher *st, uint64_t lo, uint64_t
 
 /*
  * The task exited at @exit_time with samples waiting: their record was due
- * before the exit. A lost notice between the samples and a window after
- * the exit (PERF_RECORD_LOST is written once the buffer has room again)
- * says it was written and lost; without one, it never was.
+ * before the exit. A lost notice between the first sample and a window
+ * after the exit (PERF_RECORD_LOST is written once the buffer has room
+ * again) says it was written and lost; without one, it never was. From the
+ * first sample, not the last: a late sample, taken on the way out after
+ * the record was written, comes after the record and so after its loss.
  */
 static enum unwind_orphan_reason exit_reason(const struct unwind_stitcher *st,
 					     const struct slot *sl,
@@ -714,7 +719,7 @@ static enum unwind_orphan_reason exit_reason(const struct unwind_stitcher *st,
 					     uint64_t exit_time)
 {
 	if (evidence == UNWIND_ORPHAN_TASK_EXITED &&
-	    lost_between(st, sl->max_time, sat_add(exit_time, st->opts.window)))
+	    lost_between(st, sl->min_time, sat_add(exit_time, st->opts.window)))
 		return UNWIND_ORPHAN_RECORD_LOST;
 	return evidence;
 }
@@ -972,6 +977,8 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	sl->nr_samples++;
 	if (in->time > sl->max_time)
 		sl->max_time = in->time;
+	if (in->time < sl->min_time)
+		sl->min_time = in->time;
 	return settle(st, 0);
 }
 

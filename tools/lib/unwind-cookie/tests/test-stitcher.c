@@ -405,6 +405,26 @@ START_TEST(test_lost_notice)
 }
 END_TEST
 
+/*
+ * The record of an entry with a late sample is written (and here lost)
+ * before that sample: a notice after the entry's first sample covers it.
+ */
+START_TEST(test_lost_notice_late_sample)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__lost(st, 5, 1010), 0);
+	sample(st, 2, 10, 11, 1011, C1);	/* on the way out, after the record */
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1040), 0);
+	unwind_stitcher__finish(st);
+	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	assert_orphan(find(2), UNWIND_ORPHAN_RECORD_LOST);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 START_TEST(test_task_exit)
 {
 	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
@@ -752,6 +772,7 @@ int main(void)
 	tcase_add_test(tc, test_lost_by_later_entry);
 	tcase_add_test(tc, test_long_syscall);
 	tcase_add_test(tc, test_lost_notice);
+	tcase_add_test(tc, test_lost_notice_late_sample);
 	tcase_add_test(tc, test_task_exit);
 	tcase_add_test(tc, test_stream_ended);
 	tcase_add_test(tc, test_memory_cap);
