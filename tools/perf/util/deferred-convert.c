@@ -49,6 +49,9 @@
  *    at the end; the data starts after the attrs seen before the first
  *    event, and an attr coming later is refused;
  *  - pipe to pipe: the header records are written as they come.
+ *
+ * The header is deferred-convert-header.c's business; this file reads the
+ * session and writes the data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +82,7 @@
 #include "tool.h"
 #include "util.h"
 #include "deferred-convert.h"
+#include "deferred-convert-internal.h"
 #include "stitch-output.h"
 
 /* A PERF_RECORD_FINISHED_ROUND after this many bytes of output. */
@@ -92,45 +96,12 @@
 #define CONVERT_LOST_STRIDE	0x10000ULL
 #define CONVERT_LOST_LEN	0x1000ULL
 
-#define CONVERT_MAX_EVENT	65535
-
 /* "PERFILE2" as this host writes it (util/header.c keeps its own static) */
 #define CONVERT_PERF_MAGIC	0x32454c4946524550ULL
 
-struct cvt_out {
-	int	fd;
-	u64	written;
-	size_t	len;
-	char	buf[65536];
-};
-
-struct cvt {
-	struct perf_tool		tool;
-	const struct deferred_convert_opts *opts;
-	struct deferred_convert_stats	*stats;
-	struct perf_data		data;		/* the session points to it */
-	struct perf_session		*session;
-	bool				pipe_in;	/* -i - */
-	bool				pipe_out;	/* -o -, a FIFO */
-	struct stitch_output		output;
-	struct cvt_out			*out;
-	bool				data_started;
-	u64				data_offset;	/* of the file written */
-	u64				round_bytes;	/* written since the last round */
-	u64				last_time;	/* of the last timed event written */
-	/* per process: a bit per reason whose lost map it has */
-	struct intlist			*lost_maps;
-	struct perf_file_section	secs[HEADER_FEAT_BITS];
-	/* pipe to file: the features and the tracing data the pipe had */
-	void				*feat_data[HEADER_LAST_FEATURE];
-	size_t				feat_size[HEADER_LAST_FEATURE];
-	union perf_event		*ev;		/* CONVERT_MAX_EVENT + 1 bytes */
-	int				err;
-};
-
 /* ---- output ---- */
 
-static int cvt_out__flush(struct cvt_out *out)
+int cvt_out__flush(struct cvt_out *out)
 {
 	if (out->len && writen(out->fd, out->buf, out->len) != (ssize_t)out->len)
 		return -errno ?: -EIO;
@@ -138,7 +109,7 @@ static int cvt_out__flush(struct cvt_out *out)
 	return 0;
 }
 
-static int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
+int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
 {
 	int err;
 
@@ -188,7 +159,7 @@ static int cvt__start_data(struct cvt *cvt)
  * Writes @event, which happened at @time (-1: no time).  Rounds go between
  * events only, at the first event after CONVERT_ROUND_BYTES were written.
  */
-static int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
+int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 {
 	int err;
 
@@ -216,7 +187,7 @@ static int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 	return 0;
 }
 
-static int cvt__fail(struct cvt *cvt, int err)
+int cvt__fail(struct cvt *cvt, int err)
 {
 	if (!cvt->err)
 		cvt->err = err;
@@ -411,12 +382,6 @@ static int cvt__id_index(struct perf_session *session, union perf_event *event)
 	return err ?: cvt__op2(session, event);
 }
 
-static void cvt__clear_attr(struct perf_event_attr *attr)
-{
-	attr->defer_callchain = 0;
-	attr->defer_output = 0;
-}
-
 /* Pipe input: the attr without the defer bits, at most our size. */
 static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evlist **pevlist)
 {
@@ -453,7 +418,7 @@ static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evl
 	out->header = event->header;
 	memcpy(&out->attr, &in->attr, out_sz);
 	out->attr.size = out_sz;
-	cvt__clear_attr(&out->attr);
+	deferred_convert__clear_attr(&out->attr);
 	memcpy((char *)&out->attr + out_sz, (char *)&in->attr + in_sz, ids);
 	out->header.size = sizeof(event->header) + out_sz + ids;
 	return cvt__write(cvt, cvt->ev, -1);
@@ -513,10 +478,6 @@ static int cvt__tracing_data(struct perf_session *session, union perf_event *eve
 	return err ?: (int)size;
 }
 
-/* HEADER_EVENT_DESC, in a file section or a pipe's feature record: see below */
-static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
-			       char *out, size_t *out_size);
-
 /* Pipe to file: a feature the pipe sent, for the file's header. */
 static int cvt__keep_feature(struct cvt *cvt, u64 feat, const void *data, size_t size)
 {
@@ -558,7 +519,7 @@ static int cvt__feature(struct perf_session *session, union perf_event *event)
 	}
 
 	memcpy(cvt->ev, event, sizeof(*feat));
-	err = cvt__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data, &size);
+	err = deferred_convert__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data, &size);
 	if (err)
 		return err;
 	if (!cvt->pipe_out)
@@ -629,287 +590,6 @@ static void cvt__init_tool(struct perf_tool *tool)
 	tool->dont_split_sample_group = true;
 }
 
-/* ---- header features: copied from the input, event descriptions patched ---- */
-
-/*
- * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
- * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].  Written with
- * the defer bits cleared and attrs at most our size; @out has @size bytes.
- */
-static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
-			       char *out, size_t *out_size)
-{
-	const char *p = in, *end = in + size;
-	char *q = out;
-	u32 nre, sz, out_sz, i;
-
-	if (size < 8)
-		goto bad;
-	memcpy(&nre, p, 4);
-	memcpy(&sz, p + 4, 4);
-	p += 8;
-	if (sz < PERF_ATTR_SIZE_VER0)
-		goto bad;
-	out_sz = min_t(u32, sz, sizeof(struct perf_event_attr));
-	memcpy(q, &nre, 4);
-	memcpy(q + 4, &out_sz, 4);
-	q += 8;
-	for (i = 0; i < nre; i++) {
-		struct perf_event_attr attr;
-		u32 nr_ids, len;
-		size_t rest;
-
-		if ((size_t)(end - p) < (size_t)sz + 8)
-			goto bad;
-		memset(&attr, 0, sizeof(attr));
-		memcpy(&attr, p, out_sz);
-		cvt__clear_attr(&attr);
-		if (attr.size > out_sz)
-			attr.size = out_sz;
-		memcpy(q, &attr, out_sz);
-		p += sz;
-		q += out_sz;
-		memcpy(&nr_ids, p, 4);
-		memcpy(&len, p + 4, 4);
-		if ((size_t)(end - p - 8) < len ||
-		    (u64)(end - p - 8 - len) < (u64)nr_ids * sizeof(u64))
-			goto bad;
-		rest = 8 + len + (size_t)nr_ids * sizeof(u64);
-		memcpy(q, p, rest);
-		p += rest;
-		q += rest;
-	}
-	*out_size = q - out;
-	return 0;
-bad:
-	pr_err("%s: malformed event descriptions (HEADER_EVENT_DESC)\n", cvt->opts->input);
-	return -EINVAL;
-}
-
-static int cvt__save_section(struct perf_file_section *section,
-			     struct perf_header *ph __maybe_unused,
-			     int feat, int fd __maybe_unused, void *data)
-{
-	struct cvt *cvt = data;
-
-	cvt->secs[feat] = *section;
-	return 0;
-}
-
-struct cvt_fc {
-	struct feat_copier	fc;
-	struct cvt		*cvt;
-};
-
-/*
- * The input's header feature @feat, as it is written: read from the
- * file's section (HEADER_EVENT_DESC fixed), or as a pipe input sent it.
- * *@data is to be freed.
- */
-static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
-{
-	struct perf_file_section *sec = &cvt->secs[feat];
-	int fd = perf_data__fd(cvt->session->data);
-	char *buf, *fixed;
-	int err;
-
-	*data = NULL;
-	if (cvt->pipe_in) {
-		/* only what the pipe sent has its bit set */
-		*data = memdup(cvt->feat_data[feat], cvt->feat_size[feat] ?: 1);
-		*size = cvt->feat_size[feat];
-		return *data ? 0 : -ENOMEM;
-	}
-	if (!sec->offset) {
-		/* every feature written is one of the input's */
-		pr_err("%s: header feature %d has no section\n", cvt->opts->input, feat);
-		return -EINVAL;
-	}
-	*size = sec->size;
-	buf = malloc(sec->size ?: 1);
-	if (!buf)
-		return -ENOMEM;
-	if (preadn(fd, buf, sec->size, sec->offset) != (ssize_t)sec->size) {
-		pr_err("%s: cannot read header feature %d at %#" PRIx64 "\n", cvt->opts->input,
-		       feat, (u64)sec->offset);
-		free(buf);
-		return -EIO;
-	}
-	if (feat != HEADER_EVENT_DESC) {
-		*data = buf;
-		return 0;
-	}
-	fixed = malloc(sec->size ?: 1);
-	err = fixed ? cvt__fix_event_desc(cvt, buf, sec->size, fixed, size) : -ENOMEM;
-	free(buf);
-	if (err)
-		free(fixed);
-	else
-		*data = fixed;
-	return err;
-}
-
-static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
-{
-	struct cvt *cvt = container_of(fc, struct cvt_fc, fc)->cvt;
-	size_t size;
-	void *data;
-	int err;
-
-	err = cvt__read_feat(cvt, feat, &data, &size);
-	if (!err)
-		err = fw->write(fw, data, size);
-	free(data);
-	if (err)
-		return cvt__fail(cvt, err < 0 ? err : -EIO);
-	return 1;
-}
-
-/* ---- file to pipe: the header records, from the input's header ---- */
-
-/* perf's feature table: which features a pipe carries (.synthesize) */
-extern const struct perf_header_feature_ops feat_ops[HEADER_LAST_FEATURE];
-
-static int cvt__synth_write(struct perf_tool *tool, union perf_event *event,
-			    struct perf_sample *sample __maybe_unused,
-			    struct machine *machine __maybe_unused)
-{
-	return cvt__write(container_of(tool, struct cvt, tool), event, -1);
-}
-
-/* The attrs as every output has them: no defer bits, this perf's size. */
-static void cvt__clear_attrs(struct evlist *evlist)
-{
-	struct evsel *evsel;
-
-	evlist__for_each_entry(evlist, evsel) {
-		cvt__clear_attr(&evsel->core.attr);
-		evsel->core.attr.size = sizeof(evsel->core.attr);
-	}
-}
-
-static int cvt__pipe_feature(struct cvt *cvt, int feat)
-{
-	struct perf_record_header_feature *fe = &cvt->ev->feat;
-	size_t size, max = CONVERT_MAX_EVENT - sizeof(*fe);
-	void *data;
-	int err;
-
-	err = cvt__read_feat(cvt, feat, &data, &size);
-	if (err)
-		return err;
-	if (PERF_ALIGN(size, sizeof(u64)) > max) {
-		/* perf_event__synthesize_features() leaves those out too */
-		pr_warning("%s: header feature %s (%zu bytes) does not fit in a pipe record, left out\n",
-			   cvt->opts->input, feat_ops[feat].name, size);
-		free(data);
-		return 0;
-	}
-	memset(fe, 0, sizeof(*fe) + PERF_ALIGN(size, sizeof(u64)));
-	fe->header.type = PERF_RECORD_HEADER_FEATURE;
-	fe->header.size = sizeof(*fe) + PERF_ALIGN(size, sizeof(u64));
-	fe->feat_id = feat;
-	memcpy(fe->data, data, size);
-	free(data);
-	return cvt__write(cvt, cvt->ev, -1);
-}
-
-/* The tracing data follows its record, padded to 8 bytes. */
-static int cvt__pipe_tracing_data(struct cvt *cvt)
-{
-	struct perf_record_header_tracing_data td = {
-		.header.type	= PERF_RECORD_HEADER_TRACING_DATA,
-		.header.size	= sizeof(td),
-	};
-	static const u64 zero;
-	size_t size;
-	void *data;
-	int err;
-
-	err = cvt__read_feat(cvt, HEADER_TRACING_DATA, &data, &size);
-	if (err)
-		return err;
-	td.size = PERF_ALIGN(size, sizeof(u64));
-	err = cvt__write(cvt, (union perf_event *)&td, -1);
-	if (!err)
-		err = cvt_out__write(cvt->out, data, size);
-	if (!err)
-		err = cvt_out__write(cvt->out, &zero, td.size - size);
-	cvt->round_bytes += td.size;
-	free(data);
-	return err;
-}
-
-/* HEADER_BUILD_ID holds PERF_RECORD_HEADER_BUILD_ID records, but for their type. */
-static int cvt__pipe_build_ids(struct cvt *cvt)
-{
-	struct perf_record_header_build_id *bid;
-	size_t size, pos;
-	void *data;
-	int err;
-
-	err = cvt__read_feat(cvt, HEADER_BUILD_ID, &data, &size);
-	for (pos = 0; !err && pos < size; pos += bid->header.size) {
-		bid = data + pos;
-		if (size - pos < sizeof(*bid) || bid->header.size < sizeof(*bid) ||
-		    bid->header.size > size - pos) {
-			pr_err("%s: malformed build id at %#zx of the HEADER_BUILD_ID section\n",
-			       cvt->opts->input, pos);
-			err = -EINVAL;
-			break;
-		}
-		bid->header.type = PERF_RECORD_HEADER_BUILD_ID;
-		err = cvt__write(cvt, (union perf_event *)bid, -1);
-	}
-	free(data);
-	return err;
-}
-
-/*
- * What perf record writes to a pipe before the data (see
- * perf_event__synthesize_for_pipe()), from the input's header rather than
- * the host converting: the attrs, the features pipe readers take, the
- * end-of-features mark, the tracing data, the build ids.
- */
-static int cvt__write_pipe_header(struct cvt *cvt)
-{
-	struct perf_session *session = cvt->session;
-	struct perf_header *header = &session->header;
-	struct perf_record_header_feature mark = {
-		.header.type	= PERF_RECORD_HEADER_FEATURE,
-		.header.size	= sizeof(mark),
-		.feat_id	= HEADER_LAST_FEATURE,
-	};
-	struct evsel *evsel;
-	int feat, err;
-
-	err = perf_header__write_pipe(cvt->out->fd);
-	if (err < 0)
-		return err;
-	cvt__clear_attrs(session->evlist);
-	evlist__for_each_entry(session->evlist, evsel) {
-		err = perf_event__synthesize_attr(&cvt->tool, &evsel->core.attr, evsel->core.ids,
-						  evsel->core.id, cvt__synth_write);
-		if (err)
-			return err;
-	}
-	for (feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++) {
-		/* the data is written uncompressed */
-		if (!feat_ops[feat].synthesize || feat == HEADER_COMPRESSED ||
-		    !perf_header__has_feat(header, feat))
-			continue;
-		err = cvt__pipe_feature(cvt, feat);
-		if (err)
-			return err;
-	}
-	err = cvt__write(cvt, (union perf_event *)&mark, -1);
-	if (!err && perf_header__has_feat(header, HEADER_TRACING_DATA))
-		err = cvt__pipe_tracing_data(cvt);
-	if (!err && perf_header__has_feat(header, HEADER_BUILD_ID))
-		err = cvt__pipe_build_ids(cvt);
-	return err;
-}
-
 /* ---- checks ---- */
 
 /* After the input was read: what the session skipped must not pass silently. */
@@ -954,9 +634,6 @@ static int cvt__check_session(struct cvt *cvt)
 
 static int cvt__write_file(struct cvt *cvt)
 {
-	struct perf_session *session = cvt->session;
-	struct perf_header *header = &session->header;
-	struct cvt_fc fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
 	int err = 0;
 
 	if (!cvt->data_started)
@@ -965,12 +642,7 @@ static int cvt__write_file(struct cvt *cvt)
 		err = cvt_out__flush(cvt->out);
 	if (err)
 		return err;
-	cvt__clear_attrs(session->evlist);
-	/* the data is written uncompressed */
-	perf_header__clear_feat(header, HEADER_COMPRESSED);
-	header->data_offset = cvt->data_offset;
-	header->data_size = cvt->out->written;
-	err = perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+	err = deferred_convert__write_header(cvt);
 	return err ?: cvt->err;
 }
 
@@ -1044,7 +716,7 @@ static int cvt__open_input(struct cvt *cvt)
 		return 0;
 
 	err = perf_header__process_sections(&session->header, perf_data__fd(session->data),
-					    cvt, cvt__save_section);
+					    cvt, deferred_convert__save_section);
 	if (err) {
 		pr_err("%s: cannot read the header features\n", opts->input);
 		return -EINVAL;
@@ -1074,7 +746,7 @@ static int cvt__open_output(struct cvt *cvt)
 		/* a pipe input has its data offset once its attrs were read */
 		return cvt->pipe_in ? 0 : cvt__start_data(cvt);
 	if (!cvt->pipe_in)
-		return cvt__write_pipe_header(cvt);
+		return deferred_convert__write_pipe_header(cvt);
 	err = perf_header__write_pipe(cvt->out->fd);
 	return err < 0 ? err : 0;
 }
