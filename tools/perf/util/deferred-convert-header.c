@@ -39,7 +39,7 @@ void deferred_convert__clear_attr(struct perf_event_attr *attr)
  * the defer bits cleared and attrs at most our size; @out has @size bytes.
  */
 int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
-			       char *out, size_t *out_size)
+				     char *out, size_t *out_size)
 {
 	const char *p = in, *end = in + size;
 	char *q = out;
@@ -89,8 +89,8 @@ bad:
 }
 
 int deferred_convert__save_section(struct perf_file_section *section,
-			     struct perf_header *ph __maybe_unused,
-			     int feat, int fd __maybe_unused, void *data)
+				   struct perf_header *ph __maybe_unused,
+				   int feat, int fd __maybe_unused, void *data)
 {
 	struct cvt *cvt = data;
 
@@ -142,7 +142,9 @@ static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
 		return 0;
 	}
 	fixed = malloc(sec->size ?: 1);
-	err = fixed ? deferred_convert__fix_event_desc(cvt, buf, sec->size, fixed, size) : -ENOMEM;
+	err = -ENOMEM;
+	if (fixed)
+		err = deferred_convert__fix_event_desc(cvt, buf, sec->size, fixed, size);
 	free(buf);
 	if (err)
 		free(fixed);

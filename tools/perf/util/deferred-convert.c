@@ -519,7 +519,8 @@ static int cvt__feature(struct perf_session *session, union perf_event *event)
 	}
 
 	memcpy(cvt->ev, event, sizeof(*feat));
-	err = deferred_convert__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data, &size);
+	err = deferred_convert__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data,
+					       &size);
 	if (err)
 		return err;
 	if (!cvt->pipe_out)
