@@ -121,7 +121,7 @@ for size in small large; do
 		"$PERF" stitch -q -f -i "$f" -o "$size.stitched.data" -- \
 		"$PERF" inject -f -i "$f" -o "$size.injected.data"
 	compare "$size" "perf stitch -F folded" "perf script" -- \
-		"$PERF" stitch -q -F folded -i "$f" -o "$size.folded" -- \
+		"$PERF" stitch -q -f -F folded -i "$f" -o "$size.folded" -- \
 		"$PERF" script -i "$f"
 	rm -f "$size.stitched.data" "$size.injected.data" "$size.folded"
 done

@@ -35,15 +35,27 @@
  * HEADER_ATTR events, HEADER_EVENT_DESC) and are written at most as large
  * as this perf's struct perf_event_attr, which older perf reads.  A file's
  * header features are copied from the input (HEADER_EVENT_DESC patched);
- * HEADER_COMPRESSED goes, the data being written uncompressed.  In pipe
- * mode the session repipes the pipe header and tracing data, the tool
- * writes the rest.
+ * HEADER_COMPRESSED goes, the data being written uncompressed.
+ *
+ * Input and output each are a file or a pipe (-o -, or a FIFO):
+ *
+ *  - file to pipe: the pipe header, then what perf record writes to a pipe
+ *    before the data, taken from the input's header: a HEADER_ATTR per
+ *    event, a HEADER_FEATURE per feature section pipe readers take (as
+ *    perf_event__synthesize_features() sends them; not the features of
+ *    the host converting), the tracing data and the build ids;
+ *  - pipe to file: the attrs the HEADER_ATTR records made, the features
+ *    and the tracing data as the pipe had them go into the header, written
+ *    at the end; the data starts after the attrs seen before the first
+ *    event, and an attr coming later is refused;
+ *  - pipe to pipe: the header records are written as they come.
+ *
+ * The header is deferred-convert-header.c's business; this file reads the
+ * session and writes the data.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +65,7 @@
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/string.h>
 #include <linux/zalloc.h>
 #include <perf/event.h>
 #include <internal/lib.h>
@@ -69,6 +82,8 @@
 #include "tool.h"
 #include "util.h"
 #include "deferred-convert.h"
+#include "deferred-convert-internal.h"
+#include "stitch-output.h"
 
 /* A PERF_RECORD_FINISHED_ROUND after this many bytes of output. */
 #define CONVERT_ROUND_BYTES	(256 * 1024)
@@ -81,38 +96,12 @@
 #define CONVERT_LOST_STRIDE	0x10000ULL
 #define CONVERT_LOST_LEN	0x1000ULL
 
-#define CONVERT_MAX_EVENT	65535
-
 /* "PERFILE2" as this host writes it (util/header.c keeps its own static) */
 #define CONVERT_PERF_MAGIC	0x32454c4946524550ULL
 
-struct cvt_out {
-	int	fd;
-	u64	written;
-	size_t	len;
-	char	buf[65536];
-};
-
-struct cvt {
-	struct perf_tool		tool;
-	const struct deferred_convert_opts *opts;
-	struct deferred_convert_stats	*stats;
-	struct perf_data		data;		/* the session points to it */
-	struct perf_session		*session;
-	bool				pipe;
-	struct cvt_out			*out;
-	u64				round_bytes;	/* written since the last round */
-	u64				last_time;	/* of the last timed event written */
-	/* per process: a bit per reason whose lost map it has */
-	struct intlist			*lost_maps;
-	struct perf_file_section	secs[HEADER_FEAT_BITS];
-	union perf_event		*ev;		/* CONVERT_MAX_EVENT + 1 bytes */
-	int				err;
-};
-
 /* ---- output ---- */
 
-static int cvt_out__flush(struct cvt_out *out)
+int cvt_out__flush(struct cvt_out *out)
 {
 	if (out->len && writen(out->fd, out->buf, out->len) != (ssize_t)out->len)
 		return -errno ?: -EIO;
@@ -120,7 +109,7 @@ static int cvt_out__flush(struct cvt_out *out)
 	return 0;
 }
 
-static int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
+int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
 {
 	int err;
 
@@ -152,13 +141,33 @@ static int cvt__write_round(struct cvt *cvt)
 }
 
 /*
+ * A file's data starts after the attrs: where that is, a pipe input says
+ * only once its HEADER_ATTR records were read, at its first other event.
+ */
+static int cvt__start_data(struct cvt *cvt)
+{
+	cvt->data_started = true;
+	if (cvt->pipe_out)
+		return 0;
+	cvt->data_offset = perf_session__data_offset(cvt->session->evlist);
+	if (lseek(cvt->out->fd, cvt->data_offset, SEEK_SET) == (off_t)-1)
+		return -errno;
+	return 0;
+}
+
+/*
  * Writes @event, which happened at @time (-1: no time).  Rounds go between
  * events only, at the first event after CONVERT_ROUND_BYTES were written.
  */
-static int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
+int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 {
 	int err;
 
+	if (!cvt->data_started) {
+		err = cvt__start_data(cvt);
+		if (err)
+			return err;
+	}
 	if (cvt->round_bytes >= CONVERT_ROUND_BYTES) {
 		err = cvt__write_round(cvt);
 		if (err)
@@ -178,7 +187,7 @@ static int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 	return 0;
 }
 
-static int cvt__fail(struct cvt *cvt, int err)
+int cvt__fail(struct cvt *cvt, int err)
 {
 	if (!cvt->err)
 		cvt->err = err;
@@ -373,13 +382,7 @@ static int cvt__id_index(struct perf_session *session, union perf_event *event)
 	return err ?: cvt__op2(session, event);
 }
 
-static void cvt__clear_attr(struct perf_event_attr *attr)
-{
-	attr->defer_callchain = 0;
-	attr->defer_output = 0;
-}
-
-/* Pipe mode: the attr without the defer bits, at most our size. */
+/* Pipe input: the attr without the defer bits, at most our size. */
 static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evlist **pevlist)
 {
 	struct cvt *cvt = container_of(tool, struct cvt, tool);
@@ -399,13 +402,23 @@ static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evl
 	err = perf_event__process_attr(tool, event, pevlist);
 	if (err)
 		return err;
+	if (!cvt->pipe_out) {
+		/* goes into the file's header: it must fit before the data */
+		if (cvt->data_started &&
+		    perf_session__data_offset(cvt->session->evlist) > cvt->data_offset) {
+			pr_err("%s: an event attribute (PERF_RECORD_HEADER_ATTR) after the first event: cannot be written to a file, convert to a pipe (-o -)\n",
+			       cvt->opts->input);
+			return -EINVAL;
+		}
+		return 0;
+	}
 
 	ids = event->header.size - sizeof(event->header) - in_sz;
 	memset(out, 0, sizeof(*out));
 	out->header = event->header;
 	memcpy(&out->attr, &in->attr, out_sz);
 	out->attr.size = out_sz;
-	cvt__clear_attr(&out->attr);
+	deferred_convert__clear_attr(&out->attr);
 	memcpy((char *)&out->attr + out_sz, (char *)&in->attr + in_sz, ids);
 	out->header.size = sizeof(event->header) + out_sz + ids;
 	return cvt__write(cvt, cvt->ev, -1);
@@ -421,38 +434,67 @@ static int cvt__event_update(struct perf_tool *tool, union perf_event *event,
 }
 
 /*
- * Pipe mode: the tracing data follows its record in the stream; the
- * session copies it to stdout (repipe) while reading it, after the record.
+ * A pipe's tracing data follows its record, and the reader must consume
+ * it: read here as it is (its format is not this tool's business), then
+ * written behind the record to a pipe or kept for the file's
+ * HEADER_TRACING_DATA.  Returns the bytes consumed.
  */
 static int cvt__tracing_data(struct perf_session *session, union perf_event *event)
 {
 	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
+	u32 size = event->tracing_data.size;
+	void *data;
 	int err;
 
-	if (!cvt->pipe) {
+	if (!cvt->pipe_in) {
 		/* a file keeps it in a header feature; this one came from a pipe */
 		pr_err("%s: tracing data inside the data section is not supported\n",
 		       cvt->opts->input);
 		return -EINVAL;
 	}
+	if (cvt->feat_data[HEADER_TRACING_DATA]) {
+		pr_err("%s: a second PERF_RECORD_HEADER_TRACING_DATA\n", cvt->opts->input);
+		return -EINVAL;
+	}
+	data = malloc(size ?: 1);
+	if (!data)
+		return -ENOMEM;
+	if (readn(perf_data__fd(session->data), data, size) != (ssize_t)size) {
+		pr_err("%s: the tracing data (%u bytes) is cut short\n", cvt->opts->input, size);
+		free(data);
+		return -EINVAL;
+	}
+	/* kept until the end: a pipe gets it now, a file's header at the end */
+	cvt->feat_data[HEADER_TRACING_DATA] = data;
+	cvt->feat_size[HEADER_TRACING_DATA] = size;
+	if (!cvt->pipe_out) {
+		perf_header__set_feat(&session->header, HEADER_TRACING_DATA);
+		return size;
+	}
 	err = cvt__write(cvt, event, -1);
 	if (!err)
-		err = cvt_out__flush(cvt->out);
-	if (err)
-		return err;
-	err = perf_event__process_tracing_data(session, event);
-	if (err < 0)
-		return err;
-	/* what the session wrote counts as written */
-	cvt->out->written += event->tracing_data.size;
-	cvt->round_bytes += event->tracing_data.size;
-	/* the size read: the session skips it */
-	return err;
+		err = cvt_out__write(cvt->out, data, size);
+	cvt->round_bytes += size;
+	return err ?: (int)size;
 }
 
-/* HEADER_EVENT_DESC, in a file section or a pipe's feature record: see below */
-static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
-			       char *out, size_t *out_size);
+/* Pipe to file: a feature the pipe sent, for the file's header. */
+static int cvt__keep_feature(struct cvt *cvt, u64 feat, const void *data, size_t size)
+{
+	void *copy;
+
+	/* the end-of-features mark, or a feature this perf does not know */
+	if (feat == HEADER_RESERVED || feat >= HEADER_LAST_FEATURE)
+		return 0;
+	copy = memdup(data, size ?: 1);
+	if (!copy)
+		return -ENOMEM;
+	free(cvt->feat_data[feat]);
+	cvt->feat_data[feat] = copy;
+	cvt->feat_size[feat] = size;
+	perf_header__set_feat(&cvt->session->header, feat);
+	return 0;
+}
 
 static int cvt__feature(struct perf_session *session, union perf_event *event)
 {
@@ -464,14 +506,25 @@ static int cvt__feature(struct perf_session *session, union perf_event *event)
 	err = perf_event__process_feature(session, event);
 	if (err)
 		return err;
-	if (feat->feat_id != HEADER_EVENT_DESC || event->header.size < sizeof(*feat))
-		return cvt__write(cvt, event, -1);
-
+	if (event->header.size < sizeof(*feat)) {
+		pr_err("%s: PERF_RECORD_HEADER_FEATURE of %u bytes\n", cvt->opts->input,
+		       event->header.size);
+		return -EINVAL;
+	}
 	data_size = event->header.size - sizeof(*feat);
+	if (feat->feat_id != HEADER_EVENT_DESC) {
+		if (!cvt->pipe_out)
+			return cvt__keep_feature(cvt, feat->feat_id, feat->data, data_size);
+		return cvt__write(cvt, event, -1);
+	}
+
 	memcpy(cvt->ev, event, sizeof(*feat));
-	err = cvt__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data, &size);
+	err = deferred_convert__fix_event_desc(cvt, feat->data, data_size, cvt->ev->feat.data,
+					       &size);
 	if (err)
 		return err;
+	if (!cvt->pipe_out)
+		return cvt__keep_feature(cvt, HEADER_EVENT_DESC, cvt->ev->feat.data, size);
 	cvt->ev->header.size = sizeof(*feat) + PERF_ALIGN(size, sizeof(u64));
 	memset(cvt->ev->feat.data + size, 0, cvt->ev->header.size - sizeof(*feat) - size);
 	return cvt__write(cvt, cvt->ev, -1);
@@ -538,112 +591,6 @@ static void cvt__init_tool(struct perf_tool *tool)
 	tool->dont_split_sample_group = true;
 }
 
-/* ---- header features: copied from the input, event descriptions patched ---- */
-
-/*
- * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
- * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].  Written with
- * the defer bits cleared and attrs at most our size; @out has @size bytes.
- */
-static int cvt__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
-			       char *out, size_t *out_size)
-{
-	const char *p = in, *end = in + size;
-	char *q = out;
-	u32 nre, sz, out_sz, i;
-
-	if (size < 8)
-		goto bad;
-	memcpy(&nre, p, 4);
-	memcpy(&sz, p + 4, 4);
-	p += 8;
-	if (sz < PERF_ATTR_SIZE_VER0)
-		goto bad;
-	out_sz = min_t(u32, sz, sizeof(struct perf_event_attr));
-	memcpy(q, &nre, 4);
-	memcpy(q + 4, &out_sz, 4);
-	q += 8;
-	for (i = 0; i < nre; i++) {
-		struct perf_event_attr attr;
-		u32 nr_ids, len;
-		size_t rest;
-
-		if ((size_t)(end - p) < (size_t)sz + 8)
-			goto bad;
-		memset(&attr, 0, sizeof(attr));
-		memcpy(&attr, p, out_sz);
-		cvt__clear_attr(&attr);
-		if (attr.size > out_sz)
-			attr.size = out_sz;
-		memcpy(q, &attr, out_sz);
-		p += sz;
-		q += out_sz;
-		memcpy(&nr_ids, p, 4);
-		memcpy(&len, p + 4, 4);
-		if ((size_t)(end - p - 8) < len ||
-		    (u64)(end - p - 8 - len) < (u64)nr_ids * sizeof(u64))
-			goto bad;
-		rest = 8 + len + (size_t)nr_ids * sizeof(u64);
-		memcpy(q, p, rest);
-		p += rest;
-		q += rest;
-	}
-	*out_size = q - out;
-	return 0;
-bad:
-	pr_err("%s: malformed event descriptions (HEADER_EVENT_DESC)\n", cvt->opts->input);
-	return -EINVAL;
-}
-
-static int cvt__save_section(struct perf_file_section *section,
-			     struct perf_header *ph __maybe_unused,
-			     int feat, int fd __maybe_unused, void *data)
-{
-	struct cvt *cvt = data;
-
-	cvt->secs[feat] = *section;
-	return 0;
-}
-
-struct cvt_fc {
-	struct feat_copier	fc;
-	struct cvt		*cvt;
-};
-
-static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
-{
-	struct cvt *cvt = container_of(fc, struct cvt_fc, fc)->cvt;
-	struct perf_file_section *sec = &cvt->secs[feat];
-	int fd = perf_data__fd(cvt->session->data);
-	size_t size = sec->size;
-	char *buf, *fixed = NULL;
-	int err;
-
-	if (!sec->offset) {
-		/* every feature written is one of the input's */
-		pr_err("%s: header feature %d has no section\n", cvt->opts->input, feat);
-		return cvt__fail(cvt, -EINVAL);
-	}
-	buf = malloc(size ?: 1);
-	if (!buf)
-		return cvt__fail(cvt, -ENOMEM);
-	err = preadn(fd, buf, size, sec->offset) == (ssize_t)size ? 0 : -EIO;
-	if (err) {
-		pr_err("%s: cannot read header feature %d at %#" PRIx64 "\n", cvt->opts->input,
-		       feat, (u64)sec->offset);
-	} else if (feat == HEADER_EVENT_DESC) {
-		fixed = malloc(size ?: 1);
-		err = fixed ? cvt__fix_event_desc(cvt, buf, size, fixed, &size) : -ENOMEM;
-	}
-	if (!err)
-		err = fw->write(fw, fixed ?: buf, size);
-	free(buf);
-	free(fixed);
-	if (err)
-		return cvt__fail(cvt, err < 0 ? err : -EIO);
-	return 1;
-}
-
 /* ---- checks ---- */
 
 /* After the input was read: what the session skipped must not pass silently. */
@@ -684,105 +631,19 @@ static int cvt__check_session(struct cvt *cvt)
 	return 0;
 }
 
-/* ---- temporary output, removed on errors and signals ---- */
-
-static char cvt_tmp[PATH_MAX];
-
-static void cvt__sig_cleanup(int sig)
-{
-	if (cvt_tmp[0])
-		unlink(cvt_tmp);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int cvt__tmp_open(const char *path)
-{
-	int fd;
-
-	if (snprintf(cvt_tmp, sizeof(cvt_tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(cvt_tmp)) {
-		cvt_tmp[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(cvt_tmp);
-	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create a file next to %s: %s\n", path, strerror(errno));
-		cvt_tmp[0] = '\0';
-		return err;
-	}
-	fchmod(fd, 0600);
-	return fd;
-}
-
-static void cvt__tmp_remove(void)
-{
-	if (cvt_tmp[0])
-		unlink(cvt_tmp);
-	cvt_tmp[0] = '\0';
-}
-
-static int cvt__tmp_commit(const char *path)
-{
-	if (rename(cvt_tmp, path)) {
-		int err = -errno;
-
-		pr_err("cannot rename %s to %s: %s\n", cvt_tmp, path, strerror(errno));
-		return err;
-	}
-	cvt_tmp[0] = '\0';
-	return 0;
-}
-
-static int cvt__check_opts(const struct deferred_convert_opts *opts)
-{
-	struct stat si, so;
-
-	if (!opts->output) {
-		pr_err("no output file (-o)\n");
-		return -EINVAL;
-	}
-	if (!strcmp(opts->input, "-") != !strcmp(opts->output, "-")) {
-		pr_err("pipe mode needs both input and output to be pipes (-i - -o -)\n");
-		return -EINVAL;
-	}
-	if (!strcmp(opts->output, "-") || stat(opts->output, &so))
-		return 0;
-	if (!stat(opts->input, &si) && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-		pr_err("the output would replace the input\n");
-		return -EINVAL;
-	}
-	if (!opts->force) {
-		pr_err("%s exists, not overwriting it (-f to overwrite)\n", opts->output);
-		return -EEXIST;
-	}
-	return 0;
-}
-
 /* ---- the conversion ---- */
 
 static int cvt__write_file(struct cvt *cvt)
 {
-	struct perf_session *session = cvt->session;
-	struct perf_header *header = &session->header;
-	struct cvt_fc fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
-	struct evsel *evsel;
-	int err;
+	int err = 0;
 
-	err = cvt_out__flush(cvt->out);
+	if (!cvt->data_started)
+		err = cvt__start_data(cvt);
+	if (!err)
+		err = cvt_out__flush(cvt->out);
 	if (err)
 		return err;
-	evlist__for_each_entry(session->evlist, evsel) {
-		cvt__clear_attr(&evsel->core.attr);
-		if (evsel->core.attr.size > sizeof(evsel->core.attr))
-			evsel->core.attr.size = sizeof(evsel->core.attr);
-	}
-	/* the data is written uncompressed */
-	perf_header__clear_feat(header, HEADER_COMPRESSED);
-	header->data_offset = perf_session__data_offset(session->evlist);
-	header->data_size = cvt->out->written;
-	err = perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+	err = deferred_convert__write_header(cvt);
 	return err ?: cvt->err;
 }
 
@@ -820,7 +681,7 @@ static int cvt__open_input(struct cvt *cvt)
 	struct perf_session *session;
 	int err;
 
-	if (!cvt->pipe) {
+	if (!cvt->pipe_in) {
 		err = cvt__check_file_size(opts->input);
 		if (err)
 			return err;
@@ -828,15 +689,22 @@ static int cvt__open_input(struct cvt *cvt)
 	cvt->data.path = opts->input;
 	cvt->data.mode = PERF_DATA_MODE_READ;
 	cvt->data.force = opts->force;
-	/* a pipe's header and tracing data are copied out by the session */
-	session = __perf_session__new(&cvt->data, cvt->pipe, STDOUT_FILENO, &cvt->tool);
+	/* nothing repiped: the tool writes a pipe's header and tracing data */
+	session = perf_session__new(&cvt->data, &cvt->tool);
 	if (IS_ERR(session)) {
 		pr_err("cannot read %s\n", opts->input);
 		return PTR_ERR(session) ?: -EINVAL;
 	}
 	cvt->session = session;
 	if (session->header.needs_swap) {
-		pr_err("%s: a file of the other byte order is not supported\n", opts->input);
+		/*
+		 * perf 6.1 swaps each record as whole u64 words and fixes the
+		 * u32 pairs only when parsing, and leaves PERF_SAMPLE_RAW
+		 * payloads as written: the records it hands over are not in
+		 * host order, so copying them would write wrong values.
+		 */
+		pr_err("%s: written on a host of the other byte order: perf reads its records without swapping every field (u32 pairs, PERF_SAMPLE_RAW data), so they cannot be copied; convert it on a host of its byte order\n",
+		       opts->input);
 		return -EINVAL;
 	}
 	if (perf_data__is_dir(session->data)) {
@@ -845,11 +713,11 @@ static int cvt__open_input(struct cvt *cvt)
 	}
 	if (zstd_init(&session->zstd_data, 0) < 0)
 		pr_warning("decompression initialization failed\n");
-	if (cvt->pipe)
+	if (cvt->pipe_in)
 		return 0;
 
 	err = perf_header__process_sections(&session->header, perf_data__fd(session->data),
-					    cvt, cvt__save_section);
+					    cvt, deferred_convert__save_section);
 	if (err) {
 		pr_err("%s: cannot read the header features\n", opts->input);
 		return -EINVAL;
@@ -861,39 +729,75 @@ static int cvt__open_input(struct cvt *cvt)
 	return 0;
 }
 
+/* The output, and what goes before the data: the pipe header or a file's gap. */
+static int cvt__open_output(struct cvt *cvt)
+{
+	const struct deferred_convert_opts *opts = cvt->opts;
+	int err;
+
+	err = stitch_output__open(&cvt->output, opts->output, opts->input, opts->force,
+				  0600);
+	if (err)
+		return err;
+	cvt->out->fd = cvt->output.fd;
+	/* a FIFO or a terminal cannot take a file: it gets a pipe's format */
+	cvt->pipe_out = !cvt->output.seekable;
+	cvt->stats->pipe_out = cvt->pipe_out;
+	if (!cvt->pipe_out)
+		/* a pipe input has its data offset once its attrs were read */
+		return cvt->pipe_in ? 0 : cvt__start_data(cvt);
+	if (!cvt->pipe_in)
+		return deferred_convert__write_pipe_header(cvt);
+	err = perf_header__write_pipe(cvt->out->fd);
+	return err < 0 ? err : 0;
+}
+
+static void cvt__delete(struct cvt *cvt)
+{
+	int feat;
+
+	if (cvt->session) {
+		zstd_fini(&cvt->session->zstd_data);
+		perf_session__delete(cvt->session);
+	}
+	for (feat = 0; feat < HEADER_LAST_FEATURE; feat++)
+		free(cvt->feat_data[feat]);
+	intlist__delete(cvt->lost_maps);
+	free(cvt->ev);
+	free(cvt->out);
+	free(cvt);
+}
+
 int deferred_convert(const struct deferred_convert_opts *opts,
 		     struct deferred_convert_stats *stats)
 {
 	struct cvt *cvt;
-	struct cvt_out *out;
-	sighandler_t old_int, old_term;
-	int fd = -1, err;
+	int err;
 
 	memset(stats, 0, sizeof(*stats));
 	stats->nr_reasons = DEFERRED_STITCH_REASONS_MAX;
-	err = cvt__check_opts(opts);
-	if (err)
-		return err;
+	if (!opts->output) {
+		pr_err("no output file (-o)\n");
+		return -EINVAL;
+	}
 
 	cvt = zalloc(sizeof(*cvt));
-	out = zalloc(sizeof(*out));
-	if (cvt)
-		cvt->ev = zalloc(CONVERT_MAX_EVENT + 1);
-	if (cvt)
-		cvt->lost_maps = intlist__new(NULL);
-	if (!cvt || !out || !cvt->ev || !cvt->lost_maps) {
+	if (!cvt)
+		return -ENOMEM;
+	cvt->output.fd = -1;
+	cvt->output.slot = -1;
+	cvt->out = zalloc(sizeof(*cvt->out));
+	cvt->ev = zalloc(CONVERT_MAX_EVENT + 1);
+	cvt->lost_maps = intlist__new(NULL);
+	if (!cvt->out || !cvt->ev || !cvt->lost_maps) {
 		err = -ENOMEM;
-		goto out_free;
+		goto out;
 	}
 	cvt->opts = opts;
 	cvt->stats = stats;
-	cvt->out = out;
-	cvt->pipe = !strcmp(opts->input, "-");
-	stats->pipe = cvt->pipe;
+	cvt->pipe_in = !strcmp(opts->input, "-");
+	stats->pipe_in = cvt->pipe_in;
 	cvt__init_tool(&cvt->tool);
-
-	old_int = signal(SIGINT, cvt__sig_cleanup);
-	old_term = signal(SIGTERM, cvt__sig_cleanup);
 
 	err = cvt__open_input(cvt);
 	if (err)
@@ -905,20 +809,12 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 		perf_session__deferred_stats(cvt->session, &ds);
 		stats->nr_reasons = ds.nr_reasons;
 	}
-
-	if (cvt->pipe) {
-		out->fd = STDOUT_FILENO;
-	} else {
-		fd = cvt__tmp_open(opts->output);
-		if (fd < 0) {
-			err = fd;
-			goto out;
-		}
-		out->fd = fd;
-		if (lseek(fd, perf_session__data_offset(cvt->session->evlist), SEEK_SET) < 0) {
-			err = -errno;
-			goto out;
-		}
+	err = cvt__open_output(cvt);
+	if (err) {
+		if (cvt->output.fd >= 0)
+			pr_err("cannot write %s: %s\n", stitch_output__name(&cvt->output),
+			       strerror(-err));
+		goto out;
 	}
 
 	err = perf_session__process_events(cvt->session);
@@ -933,38 +829,16 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	if (err)
 		goto out;
 
-	if (cvt->pipe) {
-		err = cvt_out__flush(out);
-		if (err)
-			pr_err("cannot write to stdout: %s\n", strerror(-err));
-		goto out;
-	}
-	err = cvt__write_file(cvt);
-	if (!err && close(fd))
-		err = -errno;
-	fd = -1;
+	err = cvt->pipe_out ? cvt_out__flush(cvt->out) : cvt__write_file(cvt);
 	if (err) {
-		pr_err("cannot write %s: %s\n", opts->output, strerror(-err));
+		pr_err("cannot write %s: %s\n", stitch_output__name(&cvt->output), strerror(-err));
 		goto out;
 	}
-	err = cvt__tmp_commit(opts->output);
+	err = stitch_output__commit(&cvt->output);
 out:
-	if (fd >= 0)
-		close(fd);
-	cvt__tmp_remove();
-	signal(SIGINT, old_int);
-	signal(SIGTERM, old_term);
-	if (cvt->session) {
-		zstd_fini(&cvt->session->zstd_data);
-		perf_session__delete(cvt->session);
-	}
-out_free:
-	if (cvt) {
-		intlist__delete(cvt->lost_maps);
-		free(cvt->ev);
-	}
-	free(cvt);
-	free(out);
+	if (err)
+		stitch_output__abort(&cvt->output);
+	cvt__delete(cvt);
 	return err;
 }
 

@@ -16,7 +16,8 @@
 
 struct deferred_convert_opts {
 	const char	*input;		/* a perf.data path, or "-" (pipe) */
-	const char	*output;	/* a path, or "-" (pipe, with a pipe input) */
+	/* a path; "-", a FIFO or a terminal get the pipe format */
+	const char	*output;
 	bool		force;		/* overwrite the output; perf_data::force */
 };
 
@@ -34,13 +35,14 @@ struct deferred_convert_stats {
 	u64	unknown_skipped;	/* records of types perf does not know */
 	u64	out_of_order;		/* events the input had before earlier ones */
 	int	nr_reasons;
-	bool	pipe;			/* pipe format in and out */
+	bool	pipe_in;		/* the input in pipe format */
+	bool	pipe_out;		/* the output in pipe format */
 };
 
 /*
- * Reads opts->input and writes opts->output: through a temporary file next
- * to it, renamed only on success, for a file; straight to stdout for "-".
- * Returns 0 or a negative error, having printed why.
+ * Reads opts->input and writes opts->output (util/stitch-output.h: a file
+ * through a temporary file renamed only on success, "-", a device or a
+ * FIFO in place).  Returns 0 or a negative error, having printed why.
  */
 int deferred_convert(const struct deferred_convert_opts *opts,
 		     struct deferred_convert_stats *stats);

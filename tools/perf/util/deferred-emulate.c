@@ -14,15 +14,13 @@
  *
  * The pieces (deferred-emulate-internal.h lists them): reading the input,
  * the kernel entries, writing the output, the ground truth.  This file
- * runs them, writes through temporary files, and hooks the emulation into
- * perf record --call-graph deferred,emulate.
+ * runs them, writes the outputs (util/stitch-output.h), and hooks the
+ * emulation into perf record --call-graph deferred,emulate.
  *
  * The whole input is held in memory.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,67 +48,7 @@
 #include "util.h"
 #include "deferred-emulate.h"
 #include "deferred-emulate-internal.h"
-
-/* ---- temporary files, removed on errors and signals ---- */
-
-static char emu_tmp[2][PATH_MAX];
-
-static void emu__sig_cleanup(int sig)
-{
-	if (emu_tmp[0][0])
-		unlink(emu_tmp[0]);
-	if (emu_tmp[1][0])
-		unlink(emu_tmp[1]);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* A temporary file next to @path; its name in emu_tmp[@slot]. */
-static int emu__tmp_open(const char *path, int slot)
-{
-	int fd;
-
-	if (snprintf(emu_tmp[slot], PATH_MAX, "%s.tmp-XXXXXX", path) >= PATH_MAX) {
-		emu_tmp[slot][0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(emu_tmp[slot]);
-	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create a file next to %s: %s\n", path, strerror(errno));
-		emu_tmp[slot][0] = '\0';
-		return err;
-	}
-	fchmod(fd, 0600);
-	return fd;
-}
-
-static void emu__tmp_remove(int slot)
-{
-	if (emu_tmp[slot][0])
-		unlink(emu_tmp[slot]);
-	emu_tmp[slot][0] = '\0';
-}
-
-static int emu__tmp_commit(const char *path, int slot)
-{
-	if (rename(emu_tmp[slot], path)) {
-		int err = -errno;
-
-		pr_err("cannot rename %s to %s: %s\n", emu_tmp[slot], path, strerror(errno));
-		return err;
-	}
-	emu_tmp[slot][0] = '\0';
-	return 0;
-}
-
-static bool emu__same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
+#include "stitch-output.h"
 
 /* ---- the emulation ---- */
 
@@ -133,11 +71,26 @@ static int emu__check_opts(const struct deferred_emulate_opts *opts)
 		pr_err("pipe mode needs both input and output to be pipes (-i - -o -)\n");
 		return -EINVAL;
 	}
-	if (strcmp(opts->output, "-") && emu__same_file(opts->input, opts->output)) {
-		pr_err("the output would replace the input\n");
+	return 0;
+}
+
+/* Before reading the input: a refusal comes before the work. */
+static int emu__open_outputs(const struct deferred_emulate_opts *opts,
+			     struct stitch_output *output, struct stitch_output *truth)
+{
+	int err;
+
+	err = stitch_output__open(output, opts->output, opts->input, opts->force, 0600);
+	if (err)
+		return err;
+	if (strcmp(opts->input, "-") && !output->seekable) {
+		pr_err("%s: cannot seek in it to write a perf.data file; the pipe format is written from a pipe input (-i - -o -)\n",
+		       opts->output);
 		return -EINVAL;
 	}
-	return 0;
+	if (!opts->truth)
+		return 0;
+	return stitch_output__open(truth, opts->truth, opts->input, opts->force, 0666);
 }
 
 static void emu__free(struct emu *emu)
@@ -167,11 +120,12 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 		.mode	= PERF_DATA_MODE_READ,
 		.force	= opts->force,
 	};
+	struct stitch_output output = { .fd = -1, .slot = -1 };
+	struct stitch_output truth = { .fd = -1, .slot = -1 };
 	struct emu *emu;
 	struct emu_out *out = NULL;
-	FILE *truth = NULL;
-	int fd = -1, truth_fd = -1, err;
-	sighandler_t old_int, old_term;
+	FILE *truth_fp;
+	int err;
 
 	memset(stats, 0, sizeof(*stats));
 	err = emu__check_opts(opts);
@@ -193,8 +147,10 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	emu_rng__init(&emu->rng_bogus, opts->seed, 4);
 	deferred_emulate__init_tool(&emu->tool);
 
-	old_int = signal(SIGINT, emu__sig_cleanup);
-	old_term = signal(SIGTERM, emu__sig_cleanup);
+	err = emu__open_outputs(opts, &output, &truth);
+	if (err)
+		goto out;
+	out->fd = output.fd;
 
 	emu->session = perf_session__new(&data, &emu->tool);
 	if (IS_ERR(emu->session)) {
@@ -245,62 +201,35 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	deferred_emulate__count(emu);
 
 	if (emu->pipe) {
-		out->fd = STDOUT_FILENO;
 		err = perf_header__write_pipe(out->fd);
 		if (!err)
 			err = deferred_emulate__write_data(emu, out);
 	} else {
-		fd = emu__tmp_open(opts->output, 0);
-		if (fd < 0) {
-			err = fd;
-			goto out;
-		}
-		out->fd = fd;
 		err = deferred_emulate__write_file(emu, out);
-		if (err)
-			pr_err("cannot write %s: %s\n", opts->output, strerror(-err));
 	}
-	if (err)
+	if (err) {
+		pr_err("cannot write %s: %s\n", stitch_output__name(&output), strerror(-err));
 		goto out;
+	}
 
 	if (opts->truth) {
-		truth_fd = emu__tmp_open(opts->truth, 1);
-		if (truth_fd < 0) {
-			err = truth_fd;
-			goto out;
-		}
-		truth = fdopen(truth_fd, "w");
-		if (!truth) {
-			err = -errno;
-			close(truth_fd);
-			goto out;
-		}
-		err = deferred_emulate__write_truth(emu, truth);
-		if (fclose(truth) && !err)
-			err = -errno;
+		truth_fp = stitch_output__fdopen(&truth);
+		err = truth_fp ? deferred_emulate__write_truth(emu, truth_fp) : -ENOMEM;
 		if (err) {
 			pr_err("cannot write %s\n", opts->truth);
 			goto out;
 		}
 	}
-	if (fd >= 0) {
-		if (close(fd)) {
-			err = -errno;
-			fd = -1;
-			goto out;
-		}
-		fd = -1;
-		err = emu__tmp_commit(opts->output, 0);
-	}
-	if (!err && opts->truth)
-		err = emu__tmp_commit(opts->truth, 1);
+	/* the recording is complete once its ground truth is */
+	if (opts->truth)
+		err = stitch_output__commit(&truth);
+	if (!err)
+		err = stitch_output__commit(&output);
 out:
-	if (fd >= 0)
-		close(fd);
-	emu__tmp_remove(0);
-	emu__tmp_remove(1);
-	signal(SIGINT, old_int);
-	signal(SIGTERM, old_term);
+	if (err) {
+		stitch_output__abort(&output);
+		stitch_output__abort(&truth);
+	}
 	if (emu->session) {
 		zstd_fini(&emu->session->zstd_data);
 		perf_session__delete(emu->session);
@@ -401,6 +330,8 @@ int deferred_emulate__record_finish(const char *tmp_path, const char *output, bo
 		.input		= tmp_path,
 		.output		= output ?: "perf.data",
 		.exit_records	= true,
+		/* perf record replaces its output (kept as .old if not empty) */
+		.force		= true,
 	};
 	struct deferred_emulate_stats stats;
 	struct stat st;

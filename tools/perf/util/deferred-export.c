@@ -20,12 +20,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
@@ -44,6 +42,7 @@
 #include "machine.h"
 #include "map.h"
 #include "session.h"
+#include "stitch-output.h"
 #include "symbol.h"
 #include "thread.h"
 #include "tool.h"
@@ -721,89 +720,6 @@ static void export_stacks__exit(struct export_stacks *es)
 	free(es->thread_ids.slots);
 }
 
-/* ---- output: a temporary file, renamed when complete ---- */
-
-struct export_output {
-	FILE	*fp;
-	char	tmp[PATH_MAX];
-	bool	is_file;	/* written to tmp, renamed to the path */
-	bool	in_place;	/* a device or a FIFO: written, never replaced */
-};
-
-static int output__open(struct export_output *out, const char *path)
-{
-	struct stat st;
-	mode_t mask;
-	int fd;
-
-	if (!path || !strcmp(path, "-")) {
-		out->fp = stdout;
-		return 0;
-	}
-	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		out->fp = fopen(path, "w");
-		if (!out->fp) {
-			int err = errno;
-
-			pr_err("perf stitch: cannot open %s: %s\n", path, strerror(err));
-			return -err;
-		}
-		out->in_place = true;
-		return 0;
-	}
-	if (snprintf(out->tmp, sizeof(out->tmp), "%s.tmp-XXXXXX", path) >= (int)sizeof(out->tmp)) {
-		pr_err("perf stitch: output file name too long: %s\n", path);
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(out->tmp);
-	if (fd < 0) {
-		int err = errno;
-
-		pr_err("perf stitch: cannot create %s: %s\n", out->tmp, strerror(err));
-		return -err;
-	}
-	/* mkstemp() makes it 0600: give it the mode of any new file */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask))
-		pr_debug("perf stitch: cannot chmod %s: %s\n", out->tmp, strerror(errno));
-	out->fp = fdopen(fd, "w");
-	if (!out->fp) {
-		int err = errno;
-
-		close(fd);
-		unlink(out->tmp);
-		return -err;
-	}
-	out->is_file = true;
-	return 0;
-}
-
-static int output__close(struct export_output *out, const char *path, int err)
-{
-	int ret = 0;
-
-	if (!out->fp)
-		return err;
-	if (fflush(out->fp) || ferror(out->fp))
-		ret = -EIO;
-	if (out->in_place && fclose(out->fp))
-		ret = -EIO;
-	if (out->is_file) {
-		if (fclose(out->fp))
-			ret = -EIO;
-		if (!err && !ret && rename(out->tmp, path))
-			ret = -errno;
-		if (err || ret)
-			unlink(out->tmp);
-	}
-	if (!err && ret)
-		pr_err("perf stitch: cannot write %s: %s\n", out->is_file ? path : "stdout",
-		       strerror(-ret));
-	out->fp = NULL;
-	return err ?: ret;
-}
-
 /* ---- the whole run ---- */
 
 static int reader__choose_event(struct export_reader *rd)
@@ -859,12 +775,22 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		.opts	= opts,
 		.stats	= stats,
 	};
-	struct export_output out = { .fp = NULL };
+	struct stitch_output out = { .fd = -1, .slot = -1 };
+	FILE *fp;
 	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" : "speedscope";
 	int err;
 
 	memset(stats, 0, sizeof(*stats));
 	rd.es.opts = opts;
+	/* before the work: a refusal (an existing file, the input) comes first */
+	err = stitch_output__open(&out, opts->output, opts->input, opts->force, 0666);
+	if (err)
+		return err;
+	fp = stitch_output__fdopen(&out);
+	if (!fp) {
+		stitch_output__abort(&out);
+		return -ENOMEM;
+	}
 
 	/* callchains resolved as perf script resolves them */
 	symbol_conf.use_callchain = true;
@@ -874,6 +800,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	if (IS_ERR(rd.session)) {
 		/* perf_data__open() said why */
 		pr_err("perf stitch -F %s: cannot read %s\n", what, opts->input);
+		stitch_output__abort(&out);
 		return PTR_ERR(rd.session) ?: -EINVAL;
 	}
 	err = symbol__init(&rd.session->header.env);
@@ -900,17 +827,17 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 
 	stats->frames = rd.es.nr_frames;
 	stats->stacks = rd.es.nr_stacks;
-	err = output__open(&out, opts->output);
-	if (err)
-		goto out;
 	if (opts->format == DEFERRED_EXPORT__FOLDED)
-		err = export_stacks__write_folded(&rd.es, out.fp, stats);
+		err = export_stacks__write_folded(&rd.es, fp, stats);
 	else
-		err = export_stacks__write_speedscope(&rd.es, out.fp, opts->input, stats);
+		err = export_stacks__write_speedscope(&rd.es, fp, opts->input, stats);
 	if (err == -ENOMEM)
 		pr_err("perf stitch -F %s: not enough memory\n", what);
-	err = output__close(&out, opts->output, err);
+	if (!err)
+		err = stitch_output__commit(&out);
 out:
+	if (err)
+		stitch_output__abort(&out);
 	perf_session__delete(rd.session);
 	export_stacks__exit(&rd.es);
 	free(rd.scratch);

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf stitch (convert mode): the header of the output, from the input's.
+ *
+ * A file's header is written after its data (perf_session__inject_header()),
+ * its features copied from the input's sections, or from the records a
+ * pipe input sent.  A pipe output made from a file starts with the records
+ * perf record writes to a pipe, made from the file's header.  Either way
+ * the attrs lose their defer bits, in HEADER_EVENT_DESC too.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <perf/event.h>
+#include <internal/lib.h>
+
+#include "debug.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "session.h"
+#include "synthetic-events.h"
+#include "deferred-convert-internal.h"
+
+void deferred_convert__clear_attr(struct perf_event_attr *attr)
+{
+	attr->defer_callchain = 0;
+	attr->defer_output = 0;
+}
+
+/* ---- header features: copied from the input, event descriptions patched ---- */
+
+/*
+ * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
+ * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].  Written with
+ * the defer bits cleared and attrs at most our size; @out has @size bytes.
+ */
+int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
+				     char *out, size_t *out_size)
+{
+	const char *p = in, *end = in + size;
+	char *q = out;
+	u32 nre, sz, out_sz, i;
+
+	if (size < 8)
+		goto bad;
+	memcpy(&nre, p, 4);
+	memcpy(&sz, p + 4, 4);
+	p += 8;
+	if (sz < PERF_ATTR_SIZE_VER0)
+		goto bad;
+	out_sz = min_t(u32, sz, sizeof(struct perf_event_attr));
+	memcpy(q, &nre, 4);
+	memcpy(q + 4, &out_sz, 4);
+	q += 8;
+	for (i = 0; i < nre; i++) {
+		struct perf_event_attr attr;
+		u32 nr_ids, len;
+		size_t rest;
+
+		if ((size_t)(end - p) < (size_t)sz + 8)
+			goto bad;
+		memset(&attr, 0, sizeof(attr));
+		memcpy(&attr, p, out_sz);
+		deferred_convert__clear_attr(&attr);
+		if (attr.size > out_sz)
+			attr.size = out_sz;
+		memcpy(q, &attr, out_sz);
+		p += sz;
+		q += out_sz;
+		memcpy(&nr_ids, p, 4);
+		memcpy(&len, p + 4, 4);
+		if ((size_t)(end - p - 8) < len ||
+		    (u64)(end - p - 8 - len) < (u64)nr_ids * sizeof(u64))
+			goto bad;
+		rest = 8 + len + (size_t)nr_ids * sizeof(u64);
+		memcpy(q, p, rest);
+		p += rest;
+		q += rest;
+	}
+	*out_size = q - out;
+	return 0;
+bad:
+	pr_err("%s: malformed event descriptions (HEADER_EVENT_DESC)\n", cvt->opts->input);
+	return -EINVAL;
+}
+
+int deferred_convert__save_section(struct perf_file_section *section,
+				   struct perf_header *ph __maybe_unused,
+				   int feat, int fd __maybe_unused, void *data)
+{
+	struct cvt *cvt = data;
+
+	cvt->secs[feat] = *section;
+	return 0;
+}
+
+struct cvt_fc {
+	struct feat_copier	fc;
+	struct cvt		*cvt;
+};
+
+/*
+ * The input's header feature @feat, as it is written: read from the
+ * file's section (HEADER_EVENT_DESC fixed), or as a pipe input sent it.
+ * *@data is to be freed.
+ */
+static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
+{
+	struct perf_file_section *sec = &cvt->secs[feat];
+	int fd = perf_data__fd(cvt->session->data);
+	char *buf, *fixed;
+	int err;
+
+	*data = NULL;
+	if (cvt->pipe_in) {
+		/* only what the pipe sent has its bit set */
+		*data = memdup(cvt->feat_data[feat], cvt->feat_size[feat] ?: 1);
+		*size = cvt->feat_size[feat];
+		return *data ? 0 : -ENOMEM;
+	}
+	if (!sec->offset) {
+		/* every feature written is one of the input's */
+		pr_err("%s: header feature %d has no section\n", cvt->opts->input, feat);
+		return -EINVAL;
+	}
+	*size = sec->size;
+	buf = malloc(sec->size ?: 1);
+	if (!buf)
+		return -ENOMEM;
+	if (preadn(fd, buf, sec->size, sec->offset) != (ssize_t)sec->size) {
+		pr_err("%s: cannot read header feature %d at %#" PRIx64 "\n", cvt->opts->input,
+		       feat, (u64)sec->offset);
+		free(buf);
+		return -EIO;
+	}
+	if (feat != HEADER_EVENT_DESC) {
+		*data = buf;
+		return 0;
+	}
+	fixed = malloc(sec->size ?: 1);
+	err = -ENOMEM;
+	if (fixed)
+		err = deferred_convert__fix_event_desc(cvt, buf, sec->size, fixed, size);
+	free(buf);
+	if (err)
+		free(fixed);
+	else
+		*data = fixed;
+	return err;
+}
+
+static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
+{
+	struct cvt *cvt = container_of(fc, struct cvt_fc, fc)->cvt;
+	size_t size;
+	void *data;
+	int err;
+
+	err = cvt__read_feat(cvt, feat, &data, &size);
+	if (!err)
+		err = fw->write(fw, data, size);
+	free(data);
+	if (err)
+		return cvt__fail(cvt, err < 0 ? err : -EIO);
+	return 1;
+}
+
+/* ---- file to pipe: the header records, from the input's header ---- */
+
+/* perf's feature table: which features a pipe carries (.synthesize) */
+extern const struct perf_header_feature_ops feat_ops[HEADER_LAST_FEATURE];
+
+static int cvt__synth_write(struct perf_tool *tool, union perf_event *event,
+			    struct perf_sample *sample __maybe_unused,
+			    struct machine *machine __maybe_unused)
+{
+	return cvt__write(container_of(tool, struct cvt, tool), event, -1);
+}
+
+/* The attrs as every output has them: no defer bits, this perf's size. */
+void deferred_convert__clear_attrs(struct evlist *evlist)
+{
+	struct evsel *evsel;
+
+	evlist__for_each_entry(evlist, evsel) {
+		deferred_convert__clear_attr(&evsel->core.attr);
+		evsel->core.attr.size = sizeof(evsel->core.attr);
+	}
+}
+
+static int cvt__pipe_feature(struct cvt *cvt, int feat)
+{
+	struct perf_record_header_feature *fe = &cvt->ev->feat;
+	size_t size, max = CONVERT_MAX_EVENT - sizeof(*fe);
+	void *data;
+	int err;
+
+	err = cvt__read_feat(cvt, feat, &data, &size);
+	if (err)
+		return err;
+	if (PERF_ALIGN(size, sizeof(u64)) > max) {
+		/* perf_event__synthesize_features() leaves those out too */
+		pr_warning("%s: header feature %s (%zu bytes) does not fit in a pipe record, left out\n",
+			   cvt->opts->input, feat_ops[feat].name, size);
+		free(data);
+		return 0;
+	}
+	memset(fe, 0, sizeof(*fe) + PERF_ALIGN(size, sizeof(u64)));
+	fe->header.type = PERF_RECORD_HEADER_FEATURE;
+	fe->header.size = sizeof(*fe) + PERF_ALIGN(size, sizeof(u64));
+	fe->feat_id = feat;
+	memcpy(fe->data, data, size);
+	free(data);
+	return cvt__write(cvt, cvt->ev, -1);
+}
+
+/* The tracing data follows its record, padded to 8 bytes. */
+static int cvt__pipe_tracing_data(struct cvt *cvt)
+{
+	struct perf_record_header_tracing_data td = {
+		.header.type	= PERF_RECORD_HEADER_TRACING_DATA,
+		.header.size	= sizeof(td),
+	};
+	static const u64 zero;
+	size_t size;
+	void *data;
+	int err;
+
+	err = cvt__read_feat(cvt, HEADER_TRACING_DATA, &data, &size);
+	if (err)
+		return err;
+	td.size = PERF_ALIGN(size, sizeof(u64));
+	err = cvt__write(cvt, (union perf_event *)&td, -1);
+	if (!err)
+		err = cvt_out__write(cvt->out, data, size);
+	if (!err)
+		err = cvt_out__write(cvt->out, &zero, td.size - size);
+	cvt->round_bytes += td.size;
+	free(data);
+	return err;
+}
+
+/* HEADER_BUILD_ID holds PERF_RECORD_HEADER_BUILD_ID records, but for their type. */
+static int cvt__pipe_build_ids(struct cvt *cvt)
+{
+	struct perf_record_header_build_id *bid;
+	size_t size, pos;
+	void *data;
+	int err;
+
+	err = cvt__read_feat(cvt, HEADER_BUILD_ID, &data, &size);
+	for (pos = 0; !err && pos < size; pos += bid->header.size) {
+		bid = data + pos;
+		if (size - pos < sizeof(*bid) || bid->header.size < sizeof(*bid) ||
+		    bid->header.size > size - pos) {
+			pr_err("%s: malformed build id at %#zx of the HEADER_BUILD_ID section\n",
+			       cvt->opts->input, pos);
+			err = -EINVAL;
+			break;
+		}
+		bid->header.type = PERF_RECORD_HEADER_BUILD_ID;
+		err = cvt__write(cvt, (union perf_event *)bid, -1);
+	}
+	free(data);
+	return err;
+}
+
+/*
+ * What perf record writes to a pipe before the data (see
+ * perf_event__synthesize_for_pipe()), from the input's header rather than
+ * the host converting: the attrs, the features pipe readers take, the
+ * end-of-features mark, the tracing data, the build ids.
+ */
+int deferred_convert__write_pipe_header(struct cvt *cvt)
+{
+	struct perf_session *session = cvt->session;
+	struct perf_header *header = &session->header;
+	struct perf_record_header_feature mark = {
+		.header.type	= PERF_RECORD_HEADER_FEATURE,
+		.header.size	= sizeof(mark),
+		.feat_id	= HEADER_LAST_FEATURE,
+	};
+	struct evsel *evsel;
+	int feat, err;
+
+	err = perf_header__write_pipe(cvt->out->fd);
+	if (err < 0)
+		return err;
+	deferred_convert__clear_attrs(session->evlist);
+	evlist__for_each_entry(session->evlist, evsel) {
+		err = perf_event__synthesize_attr(&cvt->tool, &evsel->core.attr, evsel->core.ids,
+						  evsel->core.id, cvt__synth_write);
+		if (err)
+			return err;
+	}
+	for (feat = HEADER_FIRST_FEATURE; feat < HEADER_LAST_FEATURE; feat++) {
+		/* the data is written uncompressed */
+		if (!feat_ops[feat].synthesize || feat == HEADER_COMPRESSED ||
+		    !perf_header__has_feat(header, feat))
+			continue;
+		err = cvt__pipe_feature(cvt, feat);
+		if (err)
+			return err;
+	}
+	err = cvt__write(cvt, (union perf_event *)&mark, -1);
+	if (!err && perf_header__has_feat(header, HEADER_TRACING_DATA))
+		err = cvt__pipe_tracing_data(cvt);
+	if (!err && perf_header__has_feat(header, HEADER_BUILD_ID))
+		err = cvt__pipe_build_ids(cvt);
+	return err;
+}
+
+/* ---- a file's header, at the end ---- */
+
+int deferred_convert__write_header(struct cvt *cvt)
+{
+	struct perf_session *session = cvt->session;
+	struct perf_header *header = &session->header;
+	struct cvt_fc fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
+
+	deferred_convert__clear_attrs(session->evlist);
+	/* the data is written uncompressed */
+	perf_header__clear_feat(header, HEADER_COMPRESSED);
+	header->data_offset = cvt->data_offset;
+	header->data_size = cvt->out->written;
+	return perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The output of every perf stitch mode: see stitch-output.h.
+ *
+ * The temporary files in use are kept in a small static table, which
+ * SIGINT and SIGTERM handlers remove before the process dies of the
+ * signal: the handlers are installed while a temporary file exists and the
+ * previous ones put back when the last one is gone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+
+#include "debug.h"
+#include "stitch-output.h"
+
+/* --emulate writes two files at once: the recording and its ground truth */
+#define STITCH_OUTPUT_PENDING	4
+
+struct pending_file {
+	char			tmp[PATH_MAX];
+	char			target[PATH_MAX];	/* what the rename replaces */
+	volatile sig_atomic_t	used;
+};
+
+static struct pending_file pending[STITCH_OUTPUT_PENDING];
+static int nr_pending;
+static struct sigaction old_sigint, old_sigterm;
+
+static void pending__sig_cleanup(int sig)
+{
+	int i;
+
+	for (i = 0; i < STITCH_OUTPUT_PENDING; i++) {
+		if (pending[i].used)
+			unlink(pending[i].tmp);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int pending__get(void)
+{
+	struct sigaction sa;
+	int i;
+
+	for (i = 0; i < STITCH_OUTPUT_PENDING; i++) {
+		if (!pending[i].used)
+			break;
+	}
+	if (i == STITCH_OUTPUT_PENDING)
+		return -EMFILE;
+	if (!nr_pending++) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = pending__sig_cleanup;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_sigint);
+		sigaction(SIGTERM, &sa, &old_sigterm);
+	}
+	return i;
+}
+
+/* After the file was renamed or removed. */
+static void pending__put(int slot)
+{
+	pending[slot].used = 0;
+	pending[slot].tmp[0] = '\0';
+	if (!--nr_pending) {
+		sigaction(SIGINT, &old_sigint, NULL);
+		sigaction(SIGTERM, &old_sigterm, NULL);
+	}
+}
+
+static bool same_file(const char *input, const struct stat *out)
+{
+	struct stat in;
+
+	return input && strcmp(input, "-") && !stat(input, &in) &&
+	       in.st_dev == out->st_dev && in.st_ino == out->st_ino;
+}
+
+/* A temporary file next to @target (the path, its symlink resolved). */
+static int stitch_output__open_tmp(struct stitch_output *out, const char *target, mode_t mode)
+{
+	struct pending_file *pf;
+	mode_t mask;
+	int slot, fd;
+
+	slot = pending__get();
+	if (slot < 0) {
+		pr_err("%s: too many output files at once\n", out->path);
+		return slot;
+	}
+	pf = &pending[slot];
+	if (snprintf(pf->target, sizeof(pf->target), "%s", target) >= (int)sizeof(pf->target) ||
+	    snprintf(pf->tmp, sizeof(pf->tmp), "%s.tmp-XXXXXX", target) >= (int)sizeof(pf->tmp)) {
+		pr_err("%s: the path is too long\n", out->path);
+		pending__put(slot);
+		return -ENAMETOOLONG;
+	}
+	/* the signal handler may unlink it from the moment it exists */
+	pf->used = 1;
+	fd = mkstemp(pf->tmp);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot create %s: %s\n", out->path, strerror(errno));
+		pending__put(slot);
+		return err;
+	}
+	/* mkstemp() makes it 0600: give it the mode of any new file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, mode & ~mask))
+		pr_debug("cannot chmod %s: %s\n", pf->tmp, strerror(errno));
+	out->fd = fd;
+	out->slot = slot;
+	out->seekable = true;
+	return 0;
+}
+
+int stitch_output__open(struct stitch_output *out, const char *path, const char *input,
+			bool force, mode_t mode)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	out->slot = -1;
+	out->path = path ?: "-";
+	if (!strcmp(out->path, "-")) {
+		/* "-" is pipe mode, whatever standard output is */
+		out->fd = STDOUT_FILENO;
+		out->in_place = true;
+		return 0;
+	}
+	if (stat(path, &st)) {
+		if (errno != ENOENT) {
+			err = -errno;
+			pr_err("cannot create %s: %s\n", path, strerror(errno));
+			return err;
+		}
+		return stitch_output__open_tmp(out, path, mode);
+	}
+	if (same_file(input, &st)) {
+		pr_err("%s: the output would replace the input\n", path);
+		return -EINVAL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		pr_err("%s is a directory\n", path);
+		return -EISDIR;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		/* a device or a FIFO: written, never replaced */
+		out->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (out->fd < 0) {
+			err = -errno;
+			pr_err("cannot open %s: %s\n", path, strerror(errno));
+			return err;
+		}
+		out->in_place = true;
+		out->seekable = lseek(out->fd, 0, SEEK_CUR) != (off_t)-1;
+		return 0;
+	}
+	if (!force) {
+		pr_err("%s exists, not overwriting it (-f to overwrite)\n", path);
+		return -EEXIST;
+	}
+	/* a symlink stays one: its target is replaced */
+	if (!realpath(path, target)) {
+		err = -errno;
+		pr_err("cannot resolve %s: %s\n", path, strerror(errno));
+		return err;
+	}
+	return stitch_output__open_tmp(out, target, mode);
+}
+
+FILE *stitch_output__fdopen(struct stitch_output *out)
+{
+	if (!out->fp)
+		out->fp = out->fd == STDOUT_FILENO ? stdout : fdopen(out->fd, "w");
+	return out->fp;
+}
+
+const char *stitch_output__name(const struct stitch_output *out)
+{
+	return out->fd == STDOUT_FILENO ? "stdout" : out->path;
+}
+
+/* Flushes and closes; returns 0 or a negative errno. */
+static int stitch_output__close(struct stitch_output *out)
+{
+	int err = 0;
+
+	if (out->fp) {
+		if (fflush(out->fp) || ferror(out->fp))
+			err = -(errno ?: EIO);
+		if (out->fp != stdout && fclose(out->fp) && !err)
+			err = -(errno ?: EIO);
+		if (out->fp != stdout)
+			out->fd = -1;
+		out->fp = NULL;
+	}
+	if (out->fd >= 0 && out->fd != STDOUT_FILENO && close(out->fd) && !err)
+		err = -errno;
+	out->fd = -1;
+	return err;
+}
+
+int stitch_output__commit(struct stitch_output *out)
+{
+	struct pending_file *pf = out->slot >= 0 ? &pending[out->slot] : NULL;
+	int err = stitch_output__close(out);
+
+	if (err) {
+		pr_err("cannot write %s: %s\n", stitch_output__name(out), strerror(-err));
+	} else if (pf && rename(pf->tmp, pf->target)) {
+		err = -errno;
+		pr_err("cannot rename %s to %s: %s\n", pf->tmp, pf->target, strerror(errno));
+	}
+	if (err) {
+		stitch_output__abort(out);
+		return err;
+	}
+	if (pf)
+		pending__put(out->slot);
+	out->slot = -1;
+	return 0;
+}
+
+void stitch_output__abort(struct stitch_output *out)
+{
+	stitch_output__close(out);
+	if (out->slot >= 0) {
+		unlink(pending[out->slot].tmp);
+		pending__put(out->slot);
+		out->slot = -1;
+	}
+}

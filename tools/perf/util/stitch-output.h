@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The output of every perf stitch mode: a file is written under a temporary
+ * name next to it and renamed over it only when complete, so a failed or
+ * interrupted run never leaves a partial file that looks finished, and an
+ * existing file is never lost to a failed run.  Standard output, devices
+ * and FIFOs are written in place: renaming a temporary file over /dev/null
+ * would replace the device.
+ */
+#ifndef __PERF_STITCH_OUTPUT_H
+#define __PERF_STITCH_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct stitch_output {
+	const char	*path;		/* as given; "-" is standard output */
+	int		fd;
+	FILE		*fp;		/* from stitch_output__fdopen() */
+	/* perf.data can be written: lseek() works (a file, /dev/null) */
+	bool		seekable;
+	/* standard output, a device, a FIFO: written as it is, not renamed */
+	bool		in_place;
+	int		slot;		/* of the temporary file (signal cleanup), or -1 */
+};
+
+/*
+ * Opens @path ("-" or NULL: standard output) for writing.  A regular file
+ * that exists is replaced only with @force, and never when it is @input
+ * (the same inode; @input may be NULL or "-").  A symlink is followed: its
+ * target is replaced.  @mode: of a new file, before the umask.  Prints
+ * why it fails, naming the path; returns 0 or a negative errno.
+ */
+int stitch_output__open(struct stitch_output *out, const char *path, const char *input,
+			bool force, mode_t mode);
+
+/* A stdio stream on the output (standard output itself for "-"); NULL: no memory. */
+FILE *stitch_output__fdopen(struct stitch_output *out);
+
+/*
+ * Flushes and closes the output; a temporary file is renamed over the
+ * path.  Prints why it fails; the temporary file is then removed.
+ */
+int stitch_output__commit(struct stitch_output *out);
+
+/* Closes the output after a failure; a temporary file is removed. */
+void stitch_output__abort(struct stitch_output *out);
+
+/* For messages: "stdout" or the path. */
+const char *stitch_output__name(const struct stitch_output *out);
+
+#endif /* __PERF_STITCH_OUTPUT_H */
