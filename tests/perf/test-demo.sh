@@ -192,4 +192,17 @@ check "lost: every pseudo-frame red" eq "$(val lost lost-dom.chk 4)" "$(val lost
 check "lost: kernel frames still blue" eq \
 	"$(val kernel lost-dom.chk 4)" "$(val kernel lost-dom.chk)"
 
+# the same file converted by perf stitch: the lost stacks are maps named
+# "[user stack lost: <reason>]" without symbols, drawn and named alike
+mkdir converted
+"$PERF" stitch -q -i lost/perf.data -o converted/perf.data > conv.log 2>&1
+check "converted: perf stitch -o" test -s converted/perf.data
+(cd converted && "$PERF" script report flamegraph --template "$TEMPLATE" -o fg.html) \
+	> conv.out 2> conv.err
+$CHECK stacks converted/fg.html > conv.chk 2>&1
+check "converted: lost frames named after their map, as many as the orphans" \
+	eq "$(val lost conv.chk)" "${nlost:-x}"
+check "converted: lost frames have libtype root (patch 0035)" \
+	eq "$(val lost_libtypes conv.chk)" root
+
 finish
