@@ -11,6 +11,10 @@ deferred-format files its writer-made cases convert (tests/perf/perfdata.py).
   garbage    a CALLCHAIN_DEFERRED whose nr overruns the record
   cut        the data ends inside the last record
   bigendian  the edge case's start, as a big-endian host writes it
+  untimed    an event without a time (perf record --tail-synthesize
+             writes time 0) after timed ones were flushed
+  oversize   a sample whose stitched callchain (300 kernel entries, the
+             marker, 8000 user frames) is larger than a record can be
 """
 import os
 import sys
@@ -65,6 +69,27 @@ def bigendian(path):
     w, a = base(be=True)
     w.sample(a, 100, 100, 200, 0, 0xffffffff81001000, [KERNEL, 0xffffffff81001000, UDEF, pd.cookie(0, 1, True)])
     w.callchain_deferred(a, 100, 100, 300, 0, pd.cookie(0, 1, True), [0x401000])
+    w.write(path)
+
+def untimed(path):
+    w, a = base()
+    w.sample(a, 100, 100, 200, 0, 0x401000, [UDEF, pd.cookie(0, 1)], misc=pd.MISC_USER)
+    w.callchain_deferred(a, 100, 100, 201, 0, pd.cookie(0, 1), [0x401000, 0x402000])
+    w.finished_round()
+    w.sample(a, 100, 100, 300, 0, 0x401000, [UDEF, pd.cookie(0, 3)], misc=pd.MISC_USER)
+    w.callchain_deferred(a, 100, 100, 301, 0, pd.cookie(0, 3), [0x401000, 0x402000])
+    w.finished_round()
+    w.comm(a, 100, 100, 'app', 0)
+    w.finished_round()
+    w.write(path)
+
+def oversize(path):
+    w, a = base()
+    kernel = [0xffffffff81001000 + 16 * i for i in range(299)]
+    user = [0x401000 + 8 * i for i in range(8000)]
+    c = pd.cookie(0, 1)
+    w.sample(a, 100, 100, 200, 0, kernel[0], [KERNEL] + kernel + [UDEF, c])
+    w.callchain_deferred(a, 100, 100, 300, 0, c, user)
     w.write(path)
 
 for name in sys.argv[1:]:

@@ -195,4 +195,38 @@ check "export options without -F: refused" has err5 'go with -F'
 "$PERF" stitch -F folded -i emu.data -o /nonexistent/dir/x.folded > /dev/null 2> err6
 check "unwritable output: error names it" has err6 'cannot create /nonexistent/dir/x.folded'
 
+# ------------------------------------------------------------ DWARF user stacks
+# perf unwinds them itself: -F must set up DWARF unwinding as perf script
+# does, or every sample loses its user frames
+if "$SYS_PERF" record -q --call-graph dwarf,8192 -e cpu-clock -o dwarf.data -- ./workload 50 \
+		> /dev/null 2>&1; then
+	compare dwarf dwarf.data "" ""
+	check "DWARF: user frames unwound (main)" has dwarf.folded ';main;'
+	"$SYS_PERF" record -q --call-graph dwarf,8192 -e cpu-clock -o - -- ./workload 30 \
+		> dwarf.pipe 2> /dev/null
+	"$PERF" script -i - -F $FIELDS < dwarf.pipe 2> /dev/null | $COLLAPSE | sort > dwarf-pipe.expected
+	"$PERF" stitch -F folded -i - < dwarf.pipe > dwarf-pipe.folded 2> /dev/null
+	check "DWARF, -i - (pipe mode) = stackcollapse-perf.py" same dwarf-pipe.folded dwarf-pipe.expected
+	check "DWARF, -i -: user frames unwound (main)" has dwarf-pipe.folded ';main;'
+else
+	bad "perf record --call-graph dwarf ($SYS_PERF)"
+fi
+
+# ------------------------------------------------------------ --event with a pipe
+# the events of a pipe are known only once its HEADER_ATTR records were read
+"$SYS_PERF" record -q -g -e cpu-clock -e task-clock -o - -- ./workload 50 > two.pipe 2> /dev/null
+"$PERF" script -i - -F $FIELDS < two.pipe 2> /dev/null |
+	$COLLAPSE --event-filter task-clock 2> /dev/null | sort > pev.expected
+"$PERF" stitch -F folded --event task-clock -i - < two.pipe > pev.folded 2> pev.err
+check "--event task-clock -i -: exit 0" eq "$?" 0
+check "--event task-clock -i - = stackcollapse-perf.py --event-filter task-clock" \
+	same pev.folded pev.expected
+check "--event task-clock -i -: summary names it, the other event left out" \
+	has pev.err '^perf stitch: [0-9]+ task-clock samples exported, .*; [0-9]+ samples of other events left out \(--event\)$'
+"$PERF" stitch -F folded --event nosuch -i - -o pev.out < two.pipe > /dev/null 2> pev.err
+check "--event nosuch -i -: fails" [ $? -ne 0 ]
+check "--event nosuch -i -: names the pipe's events, once, nothing else" \
+	eq "$(cat pev.err)" "perf stitch: no event 'nosuch' in -; it has: cpu-clock task-clock"
+no_output "--event nosuch -i -" pev.out
+
 finish

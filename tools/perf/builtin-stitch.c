@@ -109,8 +109,11 @@ static int stitch__convert(struct perf_stitch *stitch)
 	}
 	err = deferred_convert(&opts, &stats);
 	if (err) {
-		pr_err("perf stitch: failed, %s\n", strcmp(opts.output, "-") ?
-		       "no output written" : "the output on stdout is not usable");
+		if (stats.output_in_place)
+			pr_err("perf stitch: failed, what was written to %s is not usable\n",
+			       strcmp(opts.output, "-") ? opts.output : "stdout");
+		else
+			pr_err("perf stitch: failed, no output written\n");
 		return err;
 	}
 	if (!quiet)
@@ -288,22 +291,12 @@ static int (* const stitch_modes[])(struct perf_stitch *stitch) = {
 	[STITCH_EXPORT]	 = stitch__export,
 };
 
+/* --drop, --duplicate, --late, --bogus-ip: the option's value is its fraction */
 static int parse_fraction(const struct option *opt, const char *str, int unset)
 {
-	struct perf_stitch *stitch = container_of(opt->value, struct perf_stitch, emu);
-	double *fraction;
+	double *fraction = opt->value;
 	char *end;
 
-	if (!strcmp(opt->long_name, "drop"))
-		fraction = &stitch->emu.drop;
-	else if (!strcmp(opt->long_name, "duplicate"))
-		fraction = &stitch->emu.duplicate;
-	else if (!strcmp(opt->long_name, "late"))
-		fraction = &stitch->emu.late;
-	else
-		fraction = &stitch->emu.bogus_ip;
-
-	stitch->emu_opts_set = true;
 	if (unset) {
 		*fraction = 0;
 		return 0;
@@ -360,18 +353,20 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_BOOLEAN('q', "quiet", &quiet, "do not print the summary"),
 		OPT_BOOLEAN(0, "emulate", &stitch.emulate,
 			    "turn a frame-pointer recording into the deferred callchains a 6.19 kernel writes"),
-		OPT_CALLBACK(0, "drop", &stitch.emu, "fraction",
-			     "--emulate: leave out this fraction of the deferred records",
-			     parse_fraction),
-		OPT_CALLBACK(0, "duplicate", &stitch.emu, "fraction",
-			     "--emulate: write this fraction of the records twice",
-			     parse_fraction),
-		OPT_CALLBACK(0, "late", &stitch.emu, "fraction",
-			     "--emulate: in this fraction of the kernel entries, take the last sample after the record",
-			     parse_fraction),
-		OPT_CALLBACK(0, "bogus-ip", &stitch.emu, "fraction",
-			     "--emulate: insert an ip >= PERF_CONTEXT_MAX into this fraction of the records",
-			     parse_fraction),
+		OPT_CALLBACK_SET(0, "drop", &stitch.emu.drop, &stitch.emu_opts_set,
+				 "fraction", "--emulate: leave out this fraction of the deferred records",
+				 parse_fraction),
+		OPT_CALLBACK_SET(0, "duplicate", &stitch.emu.duplicate, &stitch.emu_opts_set,
+				 "fraction", "--emulate: write this fraction of the records twice",
+				 parse_fraction),
+		OPT_CALLBACK_SET(0, "late", &stitch.emu.late, &stitch.emu_opts_set,
+				 "fraction",
+				 "--emulate: in this fraction of the kernel entries, take the last sample after the record",
+				 parse_fraction),
+		OPT_CALLBACK_SET(0, "bogus-ip", &stitch.emu.bogus_ip, &stitch.emu_opts_set,
+				 "fraction",
+				 "--emulate: insert an ip >= PERF_CONTEXT_MAX into this fraction of the records",
+				 parse_fraction),
 		OPT_CALLBACK(0, "seed", &stitch.emu, "n",
 			     "--emulate: seed of the fault injection (default 0)", parse_emu_opt),
 		OPT_CALLBACK(0, "truth", &stitch.emu, "file",

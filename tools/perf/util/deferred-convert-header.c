@@ -10,11 +10,15 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/build_bug.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <linux/zalloc.h>
 #include <perf/event.h>
 #include <internal/lib.h>
 
@@ -31,55 +35,113 @@ void deferred_convert__clear_attr(struct perf_event_attr *attr)
 	attr->defer_output = 0;
 }
 
+/*
+ * The attr sizes perf has known, smallest first.  perf before 5.13 refuses
+ * a file whose attrs are larger than its own struct (read_attr()), so a
+ * file gets the smallest that holds every non-zero field.
+ */
+static const u32 attr_sizes[] = {
+	PERF_ATTR_SIZE_VER0, PERF_ATTR_SIZE_VER1, PERF_ATTR_SIZE_VER2, PERF_ATTR_SIZE_VER3,
+	PERF_ATTR_SIZE_VER4, PERF_ATTR_SIZE_VER5, PERF_ATTR_SIZE_VER6, PERF_ATTR_SIZE_VER7,
+};
+
+u32 deferred_convert__attr_size(const struct perf_event_attr *attr)
+{
+	const unsigned char *p = (const unsigned char *)attr;
+	size_t end = sizeof(*attr), i;
+
+	while (end > PERF_ATTR_SIZE_VER0 && !p[end - 1])
+		end--;
+	for (i = 0; i < ARRAY_SIZE(attr_sizes); i++) {
+		if (end <= attr_sizes[i])
+			return attr_sizes[i];
+	}
+	return sizeof(*attr);
+}
+
+void deferred_convert__check_attr_tail(struct cvt *cvt, const void *attr, size_t size,
+				       const char *name, int name_len)
+{
+	const unsigned char *p = attr;
+	size_t i;
+
+	for (i = sizeof(struct perf_event_attr); i < size; i++) {
+		if (p[i])
+			break;
+	}
+	if (i >= size)
+		return;
+	cvt->stats->attrs_cut++;
+	pr_warning("%s: event %.*s: its attr has non-zero fields beyond the %zu bytes this perf knows (at byte %zu of %zu), left out\n",
+		   cvt->opts->input, name_len, name, sizeof(struct perf_event_attr), i, size);
+}
+
 /* ---- header features: copied from the input, event descriptions patched ---- */
 
 /*
  * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
  * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].  Written with
- * the defer bits cleared and attrs at most our size; @out has @size bytes.
+ * the defer bits cleared, the attrs at the smallest size that holds them
+ * all; @out has @size bytes.  A pass checks the events and finds that
+ * size, a second one writes them.
  */
 int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
 				     char *out, size_t *out_size)
 {
-	const char *p = in, *end = in + size;
+	const char *p, *end = in + size;
+	u32 nr_events, attr_size, out_attr_size = PERF_ATTR_SIZE_VER0, i;
 	char *q = out;
-	u32 nre, sz, out_sz, i;
+	int pass;
 
 	if (size < 8)
 		goto bad;
-	memcpy(&nre, p, 4);
-	memcpy(&sz, p + 4, 4);
-	p += 8;
-	if (sz < PERF_ATTR_SIZE_VER0)
+	memcpy(&nr_events, in, 4);
+	memcpy(&attr_size, in + 4, 4);
+	if (attr_size < PERF_ATTR_SIZE_VER0)
 		goto bad;
-	out_sz = min_t(u32, sz, sizeof(struct perf_event_attr));
-	memcpy(q, &nre, 4);
-	memcpy(q + 4, &out_sz, 4);
-	q += 8;
-	for (i = 0; i < nre; i++) {
-		struct perf_event_attr attr;
-		u32 nr_ids, len;
-		size_t rest;
+	for (pass = 0; pass < 2; pass++) {
+		p = in + 8;
+		if (pass) {
+			memcpy(q, &nr_events, 4);
+			memcpy(q + 4, &out_attr_size, 4);
+			q += 8;
+		}
+		for (i = 0; i < nr_events; i++) {
+			struct perf_event_attr attr;
+			u32 nr_ids, len;
+			size_t rest;
 
-		if ((size_t)(end - p) < (size_t)sz + 8)
-			goto bad;
-		memset(&attr, 0, sizeof(attr));
-		memcpy(&attr, p, out_sz);
-		deferred_convert__clear_attr(&attr);
-		if (attr.size > out_sz)
-			attr.size = out_sz;
-		memcpy(q, &attr, out_sz);
-		p += sz;
-		q += out_sz;
-		memcpy(&nr_ids, p, 4);
-		memcpy(&len, p + 4, 4);
-		if ((size_t)(end - p - 8) < len ||
-		    (u64)(end - p - 8 - len) < (u64)nr_ids * sizeof(u64))
-			goto bad;
-		rest = 8 + len + (size_t)nr_ids * sizeof(u64);
-		memcpy(q, p, rest);
-		p += rest;
-		q += rest;
+			if ((size_t)(end - p) < (size_t)attr_size + 8)
+				goto bad;
+			memset(&attr, 0, sizeof(attr));
+			memcpy(&attr, p, min_t(u32, attr_size, sizeof(attr)));
+			deferred_convert__clear_attr(&attr);
+			memcpy(&nr_ids, p + attr_size, 4);
+			memcpy(&len, p + attr_size + 4, 4);
+			if ((size_t)(end - p - attr_size - 8) < len ||
+			    (u64)(end - p - attr_size - 8 - len) < (u64)nr_ids * sizeof(u64))
+				goto bad;
+			rest = 8 + len + (size_t)nr_ids * sizeof(u64);
+			if (!pass) {
+				out_attr_size = max(out_attr_size,
+						    deferred_convert__attr_size(&attr));
+				/* a pipe's attrs were checked as they came */
+				if (!cvt->pipe_in)
+					deferred_convert__check_attr_tail(cvt, p, attr_size,
+									  p + attr_size + 8,
+									  strnlen(p + attr_size + 8,
+										  len));
+			} else {
+				attr.size = out_attr_size;
+				memcpy(q, &attr, out_attr_size);
+				q += out_attr_size;
+				memcpy(q, p + attr_size, rest);
+				q += rest;
+			}
+			p += attr_size + rest;
+		}
+		/* never larger than the input's: @out has its size */
+		out_attr_size = min(out_attr_size, attr_size);
 	}
 	*out_size = q - out;
 	return 0;
@@ -98,7 +160,7 @@ int deferred_convert__save_section(struct perf_file_section *section,
 	return 0;
 }
 
-struct cvt_fc {
+struct cvt_feat_copier {
 	struct feat_copier	fc;
 	struct cvt		*cvt;
 };
@@ -155,7 +217,7 @@ static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
 
 static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *fw)
 {
-	struct cvt *cvt = container_of(fc, struct cvt_fc, fc)->cvt;
+	struct cvt *cvt = container_of(fc, struct cvt_feat_copier, fc)->cvt;
 	size_t size;
 	void *data;
 	int err;
@@ -170,9 +232,6 @@ static int cvt__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *
 }
 
 /* ---- file to pipe: the header records, from the input's header ---- */
-
-/* perf's feature table: which features a pipe carries (.synthesize) */
-extern const struct perf_header_feature_ops feat_ops[HEADER_LAST_FEATURE];
 
 static int cvt__synth_write(struct perf_tool *tool, union perf_event *event,
 			    struct perf_sample *sample __maybe_unused,
@@ -316,16 +375,85 @@ int deferred_convert__write_pipe_header(struct cvt *cvt)
 
 /* ---- a file's header, at the end ---- */
 
+/* An entry of a file's attrs section: util/header.c's struct perf_file_attr. */
+struct cvt_file_attr {
+	struct perf_event_attr		attr;
+	struct perf_file_section	ids;
+};
+
+static int cvt__write_at(int fd, const void *buf, size_t size, off_t offset)
+{
+	if (lseek(fd, offset, SEEK_SET) == (off_t)-1 || writen(fd, buf, size) != (ssize_t)size)
+		return -1;
+	return 0;
+}
+
+/*
+ * perf_session__inject_header() writes the attrs section at this perf's
+ * attr size: written again over it at @attr_size, each attr followed by
+ * the section of its ids as before, zeros up to the old end, and the file
+ * header's attr_size and attrs fields.  perf reads the attrs one after the
+ * other, each as large as its size field says, then its ids section.
+ * Nothing is read back: a device written in place is write only.
+ */
+static int cvt__shrink_attrs(struct cvt *cvt, u32 attr_size)
+{
+	struct evlist *evlist = cvt->session->evlist;
+	size_t entry = attr_size + sizeof(struct perf_file_section);
+	size_t len = evlist->core.nr_entries * sizeof(struct cvt_file_attr);
+	u64 attrs[3];	/* perf_file_header: attr_size, attrs.offset, attrs.size */
+	off_t offset = sizeof(struct perf_file_header);
+	struct perf_file_section ids;
+	struct perf_event_attr attr;
+	struct evsel *evsel;
+	char *buf, *to;
+	int err;
+
+	if (attr_size == sizeof(attr))
+		return 0;
+	buf = zalloc(len ?: 1);
+	if (!buf)
+		return -ENOMEM;
+	to = buf;
+	evlist__for_each_entry(evlist, evsel) {
+		offset += evsel->core.ids * sizeof(u64);
+		attr = evsel->core.attr;
+		attr.size = attr_size;
+		ids.offset = evsel->id_offset;
+		ids.size = evsel->core.ids * sizeof(u64);
+		memcpy(to, &attr, attr_size);
+		memcpy(to + attr_size, &ids, sizeof(ids));
+		to += entry;
+	}
+	err = cvt__write_at(cvt->out->fd, buf, len, offset);
+	free(buf);
+	if (err)
+		return -EIO;
+	attrs[0] = entry;
+	attrs[1] = offset;
+	attrs[2] = evlist->core.nr_entries * entry;
+	BUILD_BUG_ON(offsetof(struct perf_file_header, attrs) !=
+		     offsetof(struct perf_file_header, attr_size) + sizeof(u64));
+	return cvt__write_at(cvt->out->fd, attrs, sizeof(attrs),
+			     offsetof(struct perf_file_header, attr_size)) ? -EIO : 0;
+}
+
 int deferred_convert__write_header(struct cvt *cvt)
 {
 	struct perf_session *session = cvt->session;
 	struct perf_header *header = &session->header;
-	struct cvt_fc fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
+	struct cvt_feat_copier fc = { .fc.copy = cvt__copy_feat, .cvt = cvt };
+	u32 attr_size = PERF_ATTR_SIZE_VER0;
+	struct evsel *evsel;
+	int err;
 
 	deferred_convert__clear_attrs(session->evlist);
+	evlist__for_each_entry(session->evlist, evsel)
+		attr_size = max(attr_size, deferred_convert__attr_size(&evsel->core.attr));
 	/* the data is written uncompressed */
 	perf_header__clear_feat(header, HEADER_COMPRESSED);
 	header->data_offset = cvt->data_offset;
 	header->data_size = cvt->out->written;
-	return perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+	err = perf_session__inject_header(session, session->evlist, cvt->out->fd, &fc.fc);
+	return err ?: cvt__shrink_attrs(cvt, attr_size);
 }

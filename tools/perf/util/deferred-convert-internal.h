@@ -72,6 +72,24 @@ int cvt__fail(struct cvt *cvt, int err);
 
 /* ---- deferred-convert-header.c ---- */
 
+/*
+ * perf's feature table (util/header.c): which features a pipe carries
+ * (.synthesize), their names.  util/synthetic-events.c declares it too.
+ */
+extern const struct perf_header_feature_ops feat_ops[HEADER_LAST_FEATURE];
+
+/*
+ * The smallest attr size perf has known (PERF_ATTR_SIZE_VERn) that holds
+ * every non-zero field of @attr.
+ */
+u32 deferred_convert__attr_size(const struct perf_event_attr *attr);
+/*
+ * An attr of @size bytes from the input, of the event @name: non-zero
+ * bytes beyond this perf's struct (a newer perf's config3, ...) cannot be
+ * written; counted and said.
+ */
+void deferred_convert__check_attr_tail(struct cvt *cvt, const void *attr, size_t size,
+				       const char *name, int name_len);
 /* An attr as every output has it: no defer_callchain, no defer_output. */
 void deferred_convert__clear_attr(struct perf_event_attr *attr);
 /* Every attr of @evlist cleared, at this perf's size. */

@@ -32,9 +32,10 @@
  *  - everything else: as it was.
  *
  * The attrs lose defer_callchain and defer_output (file header, pipe
- * HEADER_ATTR events, HEADER_EVENT_DESC) and are written at most as large
- * as this perf's struct perf_event_attr, which older perf reads.  A file's
- * header features are copied from the input (HEADER_EVENT_DESC patched);
+ * HEADER_ATTR events, HEADER_EVENT_DESC); a file's are written at the
+ * smallest size that holds their fields (perf before 5.13 refuses one
+ * larger than its own), a pipe's at most at this perf's.  A file's header
+ * features are copied from the input (HEADER_EVENT_DESC patched);
  * HEADER_COMPRESSED goes, the data being written uncompressed.
  *
  * Input and output each are a file or a pipe (-o -, or a FIFO):
@@ -56,6 +57,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,7 +158,7 @@ static int cvt__start_data(struct cvt *cvt)
 }
 
 /*
- * Writes @event, which happened at @time (-1: no time).  Rounds go between
+ * Writes @event, which happened at @time (-1 or 0: no time).  Rounds go between
  * events only, at the first event after CONVERT_ROUND_BYTES were written.
  */
 int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
@@ -173,7 +175,8 @@ int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 		if (err)
 			return err;
 	}
-	if (time != (u64)-1) {
+	/* 0: synthesized without a time (perf record --tail-synthesize) */
+	if (time != (u64)-1 && time) {
 		if (time < cvt->last_time)
 			cvt->stats->out_of_order++;
 		else
@@ -270,6 +273,30 @@ static int cvt__rebuild(struct cvt *cvt, const union perf_event *event, size_t c
 	return 0;
 }
 
+/*
+ * How many entries of @sample's stitched callchain fit in a record, @event
+ * having @old_nr: all of them, or fewer, the outermost user frames cut
+ * (the kernel part and PERF_CONTEXT_USER always fit: @event had them and
+ * two more entries).  A cut is counted and said once.
+ */
+static u64 cvt__fit_chain(struct cvt *cvt, const union perf_event *event, u64 old_nr,
+			  const struct perf_sample *sample)
+{
+	size_t rest = event->header.size - old_nr * sizeof(u64);
+	u64 nr = sample->callchain->nr;
+	u64 room = (CONVERT_MAX_EVENT - rest) / sizeof(u64);
+
+	if (nr <= room)
+		return nr;
+	if (!cvt->stats->cut_samples++)
+		pr_warning("%s: the stitched sample at %" PRIu64 " (tid %u) has %" PRIu64
+			   " callchain entries, more than a record holds: its %" PRIu64
+			   " outermost user frames are left out (counted in the summary)\n",
+			   cvt->opts->input, sample->time, sample->tid, nr, nr - room);
+	cvt->stats->cut_frames += nr - room;
+	return room;
+}
+
 static int cvt__sample(struct perf_tool *tool, union perf_event *event,
 		       struct perf_sample *sample, struct evsel *evsel,
 		       struct machine *machine __maybe_unused)
@@ -280,6 +307,7 @@ static int cvt__sample(struct perf_tool *tool, union perf_event *event,
 	struct perf_sample orig;
 	struct ip_callchain *chain;
 	size_t chain_off;
+	u64 nr;
 	int err;
 
 	st->samples++;
@@ -300,14 +328,10 @@ static int cvt__sample(struct perf_tool *tool, union perf_event *event,
 	st->deferred++;
 
 	if (info->status == DEFERRED_SAMPLE__STITCHED) {
-		err = cvt__rebuild(cvt, event, chain_off, chain->nr, sample->callchain->ips,
-				   sample->callchain->nr);
-		if (err) {
-			pr_err("stitched sample at %" PRIu64 " (tid %u): %" PRIu64
-			       " callchain entries make it larger than a record can be\n",
-			       sample->time, sample->tid, (u64)sample->callchain->nr);
+		nr = cvt__fit_chain(cvt, event, chain->nr, sample);
+		err = cvt__rebuild(cvt, event, chain_off, chain->nr, sample->callchain->ips, nr);
+		if (err)
 			return cvt__fail(cvt, err);
-		}
 		st->stitched++;
 		return cvt__write(cvt, cvt->ev, sample->time);
 	}
@@ -361,7 +385,7 @@ static int cvt__read(struct perf_tool *tool, union perf_event *event,
 }
 
 /* Events of the session itself (no sample): copied as they are. */
-static int cvt__op2(struct perf_session *session, union perf_event *event)
+static int cvt__copy_untimed(struct perf_session *session, union perf_event *event)
 {
 	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
 
@@ -379,10 +403,14 @@ static int cvt__id_index(struct perf_session *session, union perf_event *event)
 {
 	int err = perf_event__process_id_index(session, event);
 
-	return err ?: cvt__op2(session, event);
+	return err ?: cvt__copy_untimed(session, event);
 }
 
-/* Pipe input: the attr without the defer bits, at most our size. */
+/*
+ * Pipe input: the attr without the defer bits, at most our size.  Not
+ * smaller: perf 6.1 copies a whole struct perf_event_attr out of the
+ * record (evsel__new()), the ids after a smaller attr included.
+ */
 static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evlist **pevlist)
 {
 	struct cvt *cvt = container_of(tool, struct cvt, tool);
@@ -402,6 +430,8 @@ static int cvt__attr(struct perf_tool *tool, union perf_event *event, struct evl
 	err = perf_event__process_attr(tool, event, pevlist);
 	if (err)
 		return err;
+	deferred_convert__check_attr_tail(cvt, &in->attr, in_sz, evsel__name(evlist__last(*pevlist)),
+					  INT_MAX);
 	if (!cvt->pipe_out) {
 		/* goes into the file's header: it must fit before the data */
 		if (cvt->data_started &&
@@ -496,6 +526,34 @@ static int cvt__keep_feature(struct cvt *cvt, u64 feat, const void *data, size_t
 	return 0;
 }
 
+/*
+ * Pipe to pipe: a feature record as perf record writes it for a reader of
+ * this perf's feature list, as the file to pipe path writes them.  A
+ * perf 6.1 reader fails on a feature id above its end-of-features mark
+ * ("wrong feature ID") and on HEADER_RESERVED: a feature of a newer perf
+ * is left out, and its end mark (the one record without data) becomes
+ * ours.  HEADER_COMPRESSED goes: the data is written uncompressed.
+ */
+static int cvt__pipe_feature(struct cvt *cvt, union perf_event *event, size_t data_size)
+{
+	struct perf_record_header_feature mark = {
+		.header.type	= PERF_RECORD_HEADER_FEATURE,
+		.header.size	= sizeof(mark),
+		.feat_id	= HEADER_LAST_FEATURE,
+	};
+	u64 feat = event->feat.feat_id;
+
+	if (feat >= HEADER_LAST_FEATURE && !data_size)
+		return cvt__write(cvt, (union perf_event *)&mark, -1);
+	if (feat == HEADER_COMPRESSED)
+		return 0;
+	if (feat == HEADER_RESERVED || feat >= HEADER_LAST_FEATURE) {
+		cvt->stats->features_dropped++;
+		return 0;
+	}
+	return cvt__write(cvt, event, -1);
+}
+
 static int cvt__feature(struct perf_session *session, union perf_event *event)
 {
 	struct cvt *cvt = container_of(session->tool, struct cvt, tool);
@@ -515,7 +573,7 @@ static int cvt__feature(struct perf_session *session, union perf_event *event)
 	if (feat->feat_id != HEADER_EVENT_DESC) {
 		if (!cvt->pipe_out)
 			return cvt__keep_feature(cvt, feat->feat_id, feat->data, data_size);
-		return cvt__write(cvt, event, -1);
+		return cvt__pipe_feature(cvt, event, data_size);
 	}
 
 	memcpy(cvt->ev, event, sizeof(*feat));
@@ -571,19 +629,19 @@ static void cvt__init_tool(struct perf_tool *tool)
 	tool->event_update	= cvt__event_update;
 	tool->tracing_data	= cvt__tracing_data;
 	tool->finished_round	= cvt__round;
-	tool->build_id		= cvt__op2;
+	tool->build_id		= cvt__copy_untimed;
 	tool->id_index		= cvt__id_index;
 	tool->auxtrace_info	= cvt__refuse_auxtrace_info;
-	tool->auxtrace_error	= cvt__op2;
+	tool->auxtrace_error	= cvt__copy_untimed;
 	tool->auxtrace		= cvt__refuse_auxtrace;
-	tool->time_conv		= cvt__op2;
-	tool->thread_map	= cvt__op2;
-	tool->cpu_map		= cvt__op2;
-	tool->stat_config	= cvt__op2;
-	tool->stat		= cvt__op2;
-	tool->stat_round	= cvt__op2;
+	tool->time_conv		= cvt__copy_untimed;
+	tool->thread_map	= cvt__copy_untimed;
+	tool->cpu_map		= cvt__copy_untimed;
+	tool->stat_config	= cvt__copy_untimed;
+	tool->stat		= cvt__copy_untimed;
+	tool->stat_round	= cvt__copy_untimed;
 	tool->feature		= cvt__feature;
-	tool->finished_init	= cvt__op2;
+	tool->finished_init	= cvt__copy_untimed;
 	/* compressed: the default decompresses and hands us the records */
 	tool->ordered_events	= true;
 	tool->ordering_requires_timestamps = true;
@@ -739,6 +797,7 @@ static int cvt__open_output(struct cvt *cvt)
 				  0600);
 	if (err)
 		return err;
+	cvt->stats->output_in_place = cvt->output.in_place;
 	cvt->out->fd = cvt->output.fd;
 	/* a FIFO or a terminal cannot take a file: it gets a pipe's format */
 	cvt->pipe_out = !cvt->output.seekable;
@@ -771,6 +830,7 @@ static void cvt__delete(struct cvt *cvt)
 int deferred_convert(const struct deferred_convert_opts *opts,
 		     struct deferred_convert_stats *stats)
 {
+	struct deferred_stitch_stats session_stats;
 	struct cvt *cvt;
 	int err;
 
@@ -803,12 +863,8 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	if (err)
 		goto out;
 	/* the session reasons in the library's terms: take its count of reasons */
-	{
-		struct deferred_stitch_stats ds;
-
-		perf_session__deferred_stats(cvt->session, &ds);
-		stats->nr_reasons = ds.nr_reasons;
-	}
+	perf_session__deferred_stats(cvt->session, &session_stats);
+	stats->nr_reasons = session_stats.nr_reasons;
 	err = cvt__open_output(cvt);
 	if (err) {
 		if (cvt->output.fd >= 0)
@@ -872,5 +928,14 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 	if (st->out_of_order)
 		fprintf(fp, ", %" PRIu64 " events out of time order in the input",
 			st->out_of_order);
+	if (st->cut_samples)
+		fprintf(fp, ", %" PRIu64 " stitched samples cut to fit a record (%" PRIu64
+			" user frames left out)", st->cut_samples, st->cut_frames);
+	if (st->attrs_cut)
+		fprintf(fp, ", %" PRIu64 " event attrs with fields unknown to this perf cut",
+			st->attrs_cut);
+	if (st->features_dropped)
+		fprintf(fp, ", %" PRIu64 " header features unknown to this perf left out",
+			st->features_dropped);
 	fprintf(fp, "; wrote %s\n", !strcmp(opts->output, "-") ? "stdout" : opts->output);
 }

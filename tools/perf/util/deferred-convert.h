@@ -34,9 +34,16 @@ struct deferred_convert_stats {
 	u64	rounds;			/* PERF_RECORD_FINISHED_ROUND written */
 	u64	unknown_skipped;	/* records of types perf does not know */
 	u64	out_of_order;		/* events the input had before earlier ones */
+	u64	features_dropped;	/* pipe to pipe: features of a newer perf */
+	u64	attrs_cut;		/* attrs with non-zero fields this perf does not know */
+	/* stitched samples too large for a record: user frames cut */
+	u64	cut_samples;
+	u64	cut_frames;		/* the user frames left out of them */
 	int	nr_reasons;
 	bool	pipe_in;		/* the input in pipe format */
 	bool	pipe_out;		/* the output in pipe format */
+	/* stdout, a device, a FIFO: on failure, what was written stays there */
+	bool	output_in_place;
 };
 
 /*

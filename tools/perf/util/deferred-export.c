@@ -142,11 +142,10 @@ static int id_table__reserve(struct export_id_table *t)
 	return 0;
 }
 
-typedef bool (*export_match_fn)(const struct export_stacks *es, u32 id, const void *key);
-
 /* The slot holding the id whose key matches, or the empty one for it. */
 static struct export_id_slot *id_table__find(struct export_id_table *t, u32 hash,
-					     export_match_fn match,
+					     bool (*match)(const struct export_stacks *es, u32 id,
+							   const void *key),
 					     const struct export_stacks *es, const void *key)
 {
 	u32 i = hash & t->mask;
@@ -617,6 +616,51 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 
 /* ---- the tool ---- */
 
+/*
+ * The event exported: --event's, or @first, the event of the first
+ * sample.  Matched when the session's events are known: for a file before
+ * reading the data, for a pipe at the first sample (or at the end, one
+ * without samples).
+ */
+static int reader__choose_event(struct export_reader *rd, struct evsel *first)
+{
+	struct evlist *evlist = rd->session->evlist;
+	struct evsel *evsel;
+
+	if (!rd->opts->event) {
+		rd->evsel = first;
+	} else {
+		rd->evsel = NULL;
+		evlist__for_each_entry(evlist, evsel) {
+			if (!strcmp(evsel__name(evsel), rd->opts->event)) {
+				rd->evsel = evsel;
+				break;
+			}
+		}
+	}
+	if (rd->evsel) {
+		snprintf(rd->stats->event, sizeof(rd->stats->event), "%s", evsel__name(rd->evsel));
+		return 0;
+	}
+	pr_err("perf stitch: no event '%s' in %s; it has:", rd->opts->event, rd->opts->input);
+	evlist__for_each_entry(evlist, evsel)
+		pr_err(" %s", evsel__name(evsel));
+	pr_err("\n");
+	return -EINVAL;
+}
+
+/* A pipe's attrs: callchains resolved as their sample types say (reader__setup()). */
+static int reader__attr(struct perf_tool *tool, union perf_event *event,
+			struct evlist **pevlist)
+{
+	int err = perf_event__process_attr(tool, event, pevlist);
+
+	if (!err)
+		callchain_param_setup(evlist__combined_sample_type(*pevlist),
+				      perf_env__arch((*pevlist)->env));
+	return err;
+}
+
 static void reader__count_deferred(struct export_reader *rd, const struct perf_sample *sample)
 {
 	const struct deferred_sample_info *info = sample->deferred;
@@ -632,7 +676,7 @@ static void reader__count_deferred(struct export_reader *rd, const struct perf_s
 		break;
 	case DEFERRED_SAMPLE__ORPHAN:
 		st->orphans++;
-		r = info->reason > 0 && info->reason < DEFERRED_EXPORT_REASONS_MAX ?
+		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
 		    info->reason : 0;
 		st->orphan_reasons[r]++;
 		st->reason_names[r] = deferred_sample_info__reason(info);
@@ -655,8 +699,12 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 
 	rd->stats->samples++;
 	if (!rd->evsel) {
-		rd->evsel = evsel;
-		snprintf(rd->stats->event, sizeof(rd->stats->event), "%s", evsel__name(evsel));
+		/* a pipe's events are known once their HEADER_ATTR records came */
+		err = reader__choose_event(rd, evsel);
+		if (err) {
+			rd->err = err;
+			return err;
+		}
 	}
 	if (evsel != rd->evsel) {
 		rd->stats->other_events++;
@@ -722,28 +770,6 @@ static void export_stacks__exit(struct export_stacks *es)
 
 /* ---- the whole run ---- */
 
-static int reader__choose_event(struct export_reader *rd)
-{
-	struct evlist *evlist = rd->session->evlist;
-	struct evsel *evsel;
-
-	if (!rd->opts->event)
-		return 0;
-	evlist__for_each_entry(evlist, evsel) {
-		if (!strcmp(evsel__name(evsel), rd->opts->event)) {
-			rd->evsel = evsel;
-			snprintf(rd->stats->event, sizeof(rd->stats->event), "%s",
-				 evsel__name(evsel));
-			return 0;
-		}
-	}
-	pr_err("perf stitch: no event '%s' in %s; it has:", rd->opts->event, rd->opts->input);
-	evlist__for_each_entry(evlist, evsel)
-		pr_err(" %s", evsel__name(evsel));
-	pr_err("\n");
-	return -EINVAL;
-}
-
 int deferred_export(const struct deferred_export_opts *opts, struct deferred_export_stats *stats)
 {
 	struct perf_data data = {
@@ -763,7 +789,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 			.fork		= perf_event__process_fork,
 			.ksymbol	= perf_event__process_ksymbol,
 			.text_poke	= perf_event__process_text_poke,
-			.attr		= perf_event__process_attr,
+			.attr		= reader__attr,
 			.event_update	= perf_event__process_event_update,
 			.tracing_data	= perf_event__process_tracing_data,
 			.build_id	= perf_event__process_build_id,
@@ -778,6 +804,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	struct stitch_output out = { .fd = -1, .slot = -1 };
 	FILE *fp;
 	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" : "speedscope";
+	bool symbols = false;
 	int err;
 
 	memset(stats, 0, sizeof(*stats));
@@ -804,13 +831,29 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		return PTR_ERR(rd.session) ?: -EINVAL;
 	}
 	err = symbol__init(&rd.session->header.env);
-	if (err < 0)
+	if (err < 0) {
+		pr_err("perf stitch -F %s: cannot set up the symbol tables\n", what);
 		goto out;
-	err = reader__choose_event(&rd);
-	if (err)
-		goto out;
+	}
+	symbols = true;
+	/*
+	 * As perf script: DWARF unwinding of the user stacks, LBR call
+	 * stacks, or frame pointers (a pipe's attrs come later: reader__attr())
+	 */
+	callchain_param_setup(evlist__combined_sample_type(rd.session->evlist),
+			      perf_env__arch(&rd.session->header.env));
+	/* a file's events are known: a wrong --event is refused before the work */
+	if (opts->event && !perf_data__is_pipe(&data)) {
+		err = reader__choose_event(&rd, NULL);
+		if (err)
+			goto out;
+	}
 
 	err = perf_session__process_events(rd.session);
+	if (rd.err == -EINVAL && opts->event && !rd.evsel) {
+		err = rd.err;	/* reader__choose_event() said why */
+		goto out;
+	}
 	if (rd.err) {
 		pr_err("perf stitch -F %s: %s while reading %s\n", what, strerror(-rd.err),
 		       opts->input);
@@ -824,6 +867,12 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	}
 	if (!stats->samples)
 		pr_warning("perf stitch -F %s: no samples in %s\n", what, opts->input);
+	if (!err && opts->event && !rd.evsel) {
+		/* a pipe without samples: its events are known now */
+		err = reader__choose_event(&rd, NULL);
+		if (err)
+			goto out;
+	}
 
 	stats->frames = rd.es.nr_frames;
 	stats->stacks = rd.es.nr_stacks;
@@ -839,6 +888,8 @@ out:
 	if (err)
 		stitch_output__abort(&out);
 	perf_session__delete(rd.session);
+	if (symbols)
+		symbol__exit();
 	export_stacks__exit(&rd.es);
 	free(rd.scratch);
 	free(rd.root);
@@ -856,7 +907,7 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 	if (st->deferred) {
 		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
 			st->deferred, st->stitched, st->orphans);
-		for (r = 0; r < DEFERRED_EXPORT_REASONS_MAX; r++) {
+		for (r = 0; r < DEFERRED_STITCH_REASONS_MAX; r++) {
 			if (!st->orphan_reasons[r])
 				continue;
 			fprintf(fp, "%s%s %" PRIu64, first ? " (" : ", ",

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
+#include "deferred-callchain.h"
+
 enum deferred_export_format {
 	DEFERRED_EXPORT__FOLDED,
 	DEFERRED_EXPORT__SPEEDSCOPE,
@@ -40,8 +42,6 @@ struct deferred_export_opts {
 	bool				tid;		/* root frame "comm-PID/TID" */
 };
 
-#define DEFERRED_EXPORT_REASONS_MAX	16
-
 struct deferred_export_stats {
 	char	event[64];		/* the event exported */
 	u64	samples;		/* all samples read */
@@ -51,8 +51,8 @@ struct deferred_export_stats {
 	u64	deferred;		/* exported samples with a deferred user part */
 	u64	stitched;
 	u64	orphans;
-	u64	orphan_reasons[DEFERRED_EXPORT_REASONS_MAX];	/* by reason */
-	const char *reason_names[DEFERRED_EXPORT_REASONS_MAX];
+	u64	orphan_reasons[DEFERRED_STITCH_REASONS_MAX];	/* by reason */
+	const char *reason_names[DEFERRED_STITCH_REASONS_MAX];
 	u64	unstitched;		/* stitching was off */
 	u64	frames;			/* distinct frames */
 	u64	stacks;			/* distinct stacks */

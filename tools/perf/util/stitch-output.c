@@ -3,9 +3,11 @@
  * The output of every perf stitch mode: see stitch-output.h.
  *
  * The temporary files in use are kept in a small static table, which
- * SIGINT and SIGTERM handlers remove before the process dies of the
- * signal: the handlers are installed while a temporary file exists and the
- * previous ones put back when the last one is gone.
+ * handlers of the signals that end a process (SIGHUP, SIGINT, SIGQUIT,
+ * SIGTERM) remove before the process gets the signal as it would have
+ * without them: the handlers are installed while a temporary file exists
+ * and the previous ones put back when the last one is gone.  A signal
+ * ignored (nohup, a background job) stays ignored.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,28 +29,72 @@
 struct pending_file {
 	char			tmp[PATH_MAX];
 	char			target[PATH_MAX];	/* what the rename replaces */
+	/*
+	 * Read by the signal handler, which C lets see a store of the
+	 * interrupted code only in a volatile sig_atomic_t: set before
+	 * mkstemp() creates the file, cleared once it is renamed or gone.
+	 */
 	volatile sig_atomic_t	used;
 };
 
 static struct pending_file pending[STITCH_OUTPUT_PENDING];
 static int nr_pending;
-static struct sigaction old_sigint, old_sigterm;
+
+/* The signals whose default action ends the process, and their previous actions. */
+static const int cleanup_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM };
+static struct sigaction old_actions[ARRAY_SIZE(cleanup_signals)];
+/* Only a signal this file handles: one that was ignored stays ignored. */
+static bool handled[ARRAY_SIZE(cleanup_signals)];
 
 static void pending__sig_cleanup(int sig)
 {
-	int i;
+	size_t i;
 
 	for (i = 0; i < STITCH_OUTPUT_PENDING; i++) {
 		if (pending[i].used)
 			unlink(pending[i].tmp);
 	}
-	signal(sig, SIG_DFL);
+	/*
+	 * The previous action gets the signal once this handler returns
+	 * (it is blocked until then): the default one ends the process.
+	 */
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++) {
+		if (cleanup_signals[i] == sig)
+			sigaction(sig, &old_actions[i], NULL);
+	}
 	raise(sig);
+}
+
+static void pending__install_handlers(void)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = pending__sig_cleanup;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++) {
+		handled[i] = false;
+		if (sigaction(cleanup_signals[i], NULL, &old_actions[i]) ||
+		    old_actions[i].sa_handler == SIG_IGN)
+			continue;
+		handled[i] = !sigaction(cleanup_signals[i], &sa, NULL);
+	}
+}
+
+static void pending__restore_handlers(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cleanup_signals); i++) {
+		if (handled[i])
+			sigaction(cleanup_signals[i], &old_actions[i], NULL);
+		handled[i] = false;
+	}
 }
 
 static int pending__get(void)
 {
-	struct sigaction sa;
 	int i;
 
 	for (i = 0; i < STITCH_OUTPUT_PENDING; i++) {
@@ -57,13 +103,8 @@ static int pending__get(void)
 	}
 	if (i == STITCH_OUTPUT_PENDING)
 		return -EMFILE;
-	if (!nr_pending++) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = pending__sig_cleanup;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, &old_sigint);
-		sigaction(SIGTERM, &sa, &old_sigterm);
-	}
+	if (!nr_pending++)
+		pending__install_handlers();
 	return i;
 }
 
@@ -72,10 +113,8 @@ static void pending__put(int slot)
 {
 	pending[slot].used = 0;
 	pending[slot].tmp[0] = '\0';
-	if (!--nr_pending) {
-		sigaction(SIGINT, &old_sigint, NULL);
-		sigaction(SIGTERM, &old_sigterm, NULL);
-	}
+	if (!--nr_pending)
+		pending__restore_handlers();
 }
 
 static bool same_file(const char *input, const struct stat *out)
