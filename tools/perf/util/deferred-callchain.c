@@ -47,6 +47,27 @@
 /* malformed records reported one by one; the rest are only counted */
 #define CALLCHAIN_DEFERRED_REPORT_MAX	10
 
+/*
+ * The record's trailer is the one of the event that wrote it (the one with
+ * defer_output), which need not have the first event's sample_type: find it
+ * by the id at the end of the record, as evlist__parse_sample() will.
+ */
+static bool callchain_deferred__id_hdr_size(union perf_event *event, struct evlist *evlist,
+					    size_t *id_hdr_size)
+{
+	struct evsel *evsel;
+
+	if (!evlist__sample_id_all(evlist)) {
+		*id_hdr_size = 0;
+		return true;
+	}
+	evsel = evlist__event2evsel(evlist, event);
+	if (!evsel)
+		return false;
+	*id_hdr_size = evsel__id_hdr_size(evsel);
+	return true;
+}
+
 bool perf_event__callchain_deferred_valid(union perf_event *event,
 					  struct evlist *evlist,
 					  u64 file_offset)
@@ -54,10 +75,14 @@ bool perf_event__callchain_deferred_valid(union perf_event *event,
 	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
 	struct events_stats *stats = &evlist->stats;
 	size_t size = event->header.size;
-	size_t need = sizeof(*cd) + evlist__id_hdr_size(evlist);
+	size_t id_hdr_size = 0;
+	bool known_event;
+	size_t need;
 	u64 room = 0;
 
-	if (size >= need && size % sizeof(u64) == 0) {
+	known_event = callchain_deferred__id_hdr_size(event, evlist, &id_hdr_size);
+	need = sizeof(*cd) + id_hdr_size;
+	if (known_event && size >= need && size % sizeof(u64) == 0) {
 		room = (size - need) / sizeof(u64);
 		if (cd->nr <= room)
 			return true;
@@ -66,7 +91,10 @@ bool perf_event__callchain_deferred_valid(union perf_event *event,
 	if (stats->nr_invalid_callchain_deferred++ >= CALLCHAIN_DEFERRED_REPORT_MAX)
 		return false;
 
-	if (size < need || size % sizeof(u64)) {
+	if (!known_event) {
+		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: its sample id names no event, skipping it\n",
+		       file_offset, size);
+	} else if (size < need || size % sizeof(u64)) {
 		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
 		       "size %zu, expected a multiple of 8 and at least %zu, skipping it\n",
 		       file_offset, size, size, need);
