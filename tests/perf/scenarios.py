@@ -727,6 +727,28 @@ DUMMY_LONG = pd.S_IDENTIFIER | pd.S_TID | pd.S_TIME | pd.S_CPU
 
 
 @scenario
+def dummy_no_cpu(s):
+    """The records come through a dummy event (defer_output) whose sample_id
+    trailer is 8 bytes shorter than the sampling event's: it has no
+    PERF_SAMPLE_CPU.  Each record's size is checked against its own
+    event's trailer: all are valid and stitched; their CPU is unknown, so
+    the cross-CPU count is too."""
+    s.event('cpu-clock', pd.SW_CPU_CLOCK)
+    s.event('dummy', pd.SW_DUMMY, defer_output=True, sample_type=DUMMY_SHORT)
+    s.setup()
+    s.round()
+    s.record(s.worker, 160, 1, Cookie(1, 1), U_WORKER, event=1)
+    s.round()
+    s.sample(s.main, 100, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
+    s.sample(s.worker, 150, 1, K_READ, U_WORKER, Cookie(1, 1), period=2000)
+    s.sample(s.main, 120, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
+    s.record(s.main, 140, 3, Cookie(0, 1), U_LEAF, event=1)
+    s.sample(s.main, 143, 0, K_RETURN, U_LEAF, Cookie(0, 1))
+    s.round()
+    s.sample(s.main, 300, 2, None, U_MIDDLE, Cookie(2, 1), expect='orphan:stream ended')
+
+
+@scenario
 def dummy_long_trailer(s):
     """The other way round: the sampling event has no PERF_SAMPLE_CPU, the
     dummy writing the records has, so their trailer is 8 bytes longer than
