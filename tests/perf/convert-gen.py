@@ -11,10 +11,13 @@ deferred-format files its writer-made cases convert (tests/perf/perfdata.py).
   garbage    a CALLCHAIN_DEFERRED whose nr overruns the record
   cut        the data ends inside the last record
   bigendian  the edge case's start, as a big-endian host writes it
-  untimed    an event without a time (perf record --tail-synthesize
+  time0      an event without a time (perf record --tail-synthesize
              writes time 0) after timed ones were flushed
   oversize   a sample whose stitched callchain (300 kernel entries, the
              marker, 8000 user frames) is larger than a record can be
+  untimed    the records written through a dummy event (defer_output)
+             without PERF_SAMPLE_TIME: no time to place them by
+  untimed_nocpu  the same dummy without PERF_SAMPLE_CPU either
 """
 import os
 import sys
@@ -71,7 +74,7 @@ def bigendian(path):
     w.callchain_deferred(a, 100, 100, 300, 0, pd.cookie(0, 1, True), [0x401000])
     w.write(path)
 
-def untimed(path):
+def time0(path):
     w, a = base()
     w.sample(a, 100, 100, 200, 0, 0x401000, [UDEF, pd.cookie(0, 1)], misc=pd.MISC_USER)
     w.callchain_deferred(a, 100, 100, 201, 0, pd.cookie(0, 1), [0x401000, 0x402000])
@@ -91,6 +94,32 @@ def oversize(path):
     w.sample(a, 100, 100, 200, 0, kernel[0], [KERNEL] + kernel + [UDEF, c])
     w.callchain_deferred(a, 100, 100, 300, 0, c, user)
     w.write(path)
+def untimed_case(path, dummy_type):
+    """cpu-clock samples (with time and CPU) defer their user part to
+    records written by a dummy event of sample_type dummy_type."""
+    w = pd.Writer()
+    a = w.add_attr('cpu-clock', pd.SW_CPU_CLOCK, ST,
+                   flags=(pd.A_MMAP, pd.A_COMM, pd.A_TASK, pd.A_MMAP2, pd.A_COMM_EXEC,
+                          pd.A_DEFER_CALLCHAIN))
+    d = w.add_attr('dummy', pd.SW_DUMMY, dummy_type, flags=(pd.A_DEFER_OUTPUT,))
+    w.kernel_mmap(a, 0xffffffff81000000, 0x1000000, 0xffffffff81000000, 1)
+    w.comm(a, 100, 100, 'app', 10)
+    w.mmap2(a, 100, 100, 0x400000, 0x10000, 0, '/nonexistent/app', 12)
+    c1, c2 = pd.cookie(0, 1), pd.cookie(1, 1)
+    w.sample(a, 100, 100, 200, 0, 0xffffffff81001000, [KERNEL, 0xffffffff81001000, UDEF, c1])
+    w.callchain_deferred(d, 100, 100, 300, 1, c1, [0x401000, 0x402000])
+    w.finished_round()
+    w.sample(a, 100, 100, 400, 1, 0xffffffff81002000, [KERNEL, 0xffffffff81002000, UDEF, c2])
+    w.sample(a, 100, 100, 450, 1, 0xffffffff81003000, [KERNEL, 0xffffffff81003000])
+    w.callchain_deferred(d, 100, 100, 500, 1, c2, [0x403000])
+    w.finished_round()
+    w.write(path)
+
+def untimed(path):
+    untimed_case(path, pd.S_IDENTIFIER | pd.S_TID | pd.S_CPU)
+
+def untimed_nocpu(path):
+    untimed_case(path, pd.S_IDENTIFIER | pd.S_TID)
 
 for name in sys.argv[1:]:
     globals()[name](name + '.data')

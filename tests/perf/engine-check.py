@@ -54,11 +54,17 @@ class Opts(C.Structure):
 
 
 NOT_DEFERRED, STITCHED, ORPHAN = 0, 1, 2
+CPU_UNKNOWN = 0xffffffff    # UNWIND_STITCHER_CPU_UNKNOWN
 ORDER_INPUT = 1
 
 
 def arr(xs):
     return (u64 * max(len(xs), 1))(*xs)
+
+
+def cpu_of(x):
+    """perf reads (u32)-1 for the CPU of an event without PERF_SAMPLE_CPU"""
+    return CPU_UNKNOWN if x['cpu'] is None else x['cpu']
 
 
 def run(lib, d, order):
@@ -93,13 +99,13 @@ def run(lib, d, order):
         if kind == 'sample':
             k = arr([ip for ip, _ in x['kernel']])
             keep.append(k)
-            smp = Sample(x['pid'], x['tid'], x['cpu'], x['time'], k, len(x['kernel']),
+            smp = Sample(x['pid'], x['tid'], cpu_of(x), x['time'], k, len(x['kernel']),
                          x['cookie'] or 0, i + 1, 0)
             err = lib.unwind_stitcher__add_sample(st, C.byref(smp))
         elif kind == 'record':
             ips = arr(x['ips'])
             keep.append(ips)
-            rec = Record(x['pid'], x['tid'], x['cpu'], x['time'], x['cookie'], ips,
+            rec = Record(x['pid'], x['tid'], cpu_of(x), x['time'], x['cookie'], ips,
                          len(x['ips']))
             err = lib.unwind_stitcher__add_record(st, C.byref(rec))
             if x['malformed'] == 'cookie0':

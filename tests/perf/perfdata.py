@@ -28,7 +28,8 @@ is always among the features: a swapped file without it makes perf guess
 the feature bitmap is 32-bit and fall back to "BUILD_ID only".
 
 Records carry sample_id (sample_id_all is always set), built from the
-attr's sample_type; all attrs share one sample_type, which must include
+sample_type of the attr passed.  Attrs may have different sample_types
+(the sample_id trailers then differ in size), as long as each includes
 PERF_SAMPLE_IDENTIFIER when there is more than one event (as perf record
 does), so perf finds the event of any record.
 """
@@ -54,7 +55,7 @@ A_MMAP2, A_COMM_EXEC = 23, 24
 A_DEFER_CALLCHAIN, A_DEFER_OUTPUT = 38, 39
 
 PERF_TYPE_SOFTWARE = 1
-SW_CPU_CLOCK, SW_TASK_CLOCK = 0, 1
+SW_CPU_CLOCK, SW_TASK_CLOCK, SW_DUMMY = 0, 1, 9
 
 CONTEXT_MAX = (1 << 64) - 4095
 CONTEXT_KERNEL = (1 << 64) - 128
@@ -116,8 +117,9 @@ class Writer:
     def add_attr(self, name, config, sample_type, period=1000, flags=()):
         a = Attr(name, config, sample_type, period, flags, len(self.attrs),
                  self.ncpus)
-        st = self.attrs[0].sample_type if self.attrs else sample_type
-        assert st == sample_type, 'one sample_type for all attrs'
+        if self.attrs:
+            assert all(x.sample_type & S_IDENTIFIER
+                       for x in self.attrs + [a]), 'several events need IDENTIFIER'
         self.attrs.append(a)
         return a
 

@@ -142,7 +142,7 @@ def summary(d):
     kept, dups, conflicting, cross = [], 0, 0, 0
     for r in recs:
         cpu1, cnt = r['cookie'] & 0xffffffff, r['cookie'] >> 32
-        if cpu1 and cnt & 1 and cpu1 - 1 != r['cpu']:
+        if cpu1 and cnt & 1 and r['cpu'] is not None and cpu1 - 1 != r['cpu']:
             cross += 1
         first = [k for k in kept if (k['tid'], k['pid'], k['cookie']) ==
                  (r['tid'], r['pid'], r['cookie']) and abs(r['time'] - k['time']) <= WINDOW
@@ -170,7 +170,11 @@ def summary(d):
     line += ', %d records, %d duplicate records' % (len(recs), dups + conflicting)
     if conflicting:
         line += ' (%d conflicting)' % conflicting
-    line += ', %d cross-CPU records, %d late samples' % (cross, late)
+    # a record written by an event without PERF_SAMPLE_CPU: count unknown
+    if any(r['cpu'] is None for r in recs):
+        line += ', cross-CPU records unknown, %d late samples' % late
+    else:
+        line += ', %d cross-CPU records, %d late samples' % (cross, late)
     return line + '\n' if smp or recs else ''
 
 

@@ -206,8 +206,12 @@ class Scenario:
     def t(us):
         return T0 + us * 1000
 
-    def event(self, name, config, defer_output=False):
-        self.events.append((name, config, defer_output))
+    def event(self, name, config, defer_output=False, sample_type=None):
+        self.events.append((name, config, defer_output, sample_type or SAMPLE_TYPE))
+
+    def has(self, event, bit):
+        """Does event `event` record sample_type bit `bit`?"""
+        return bool(self.events[event][3] & bit) if self.events else True
 
     def op(self, fn, key=None):
         self.ops.append((key, fn))
@@ -295,7 +299,8 @@ class Scenario:
             return kpart + [pd.CONTEXT_USER_DEFERRED, cval(cookie, r.be)]
         misc = pd.MISC_KERNEL if kips else pd.MISC_USER
         s = dict(time=self.t(us), pid=task.pid, tid=task.tid, comm=task.comm,
-                 cpu=cpu, event=self.events[event][0] if self.events else 'cpu-clock',
+                 cpu=cpu if self.has(event, pd.S_CPU) else None,
+                 event=self.events[event][0] if self.events else 'cpu-clock',
                  ip=ip, ip_sym=kernel[0] if kips else b.sym(ip),
                  ip_kind='k' if kips else '.',
                  kernel=[[x, n] for x, n in zip(kips, kernel or [])],
@@ -321,7 +326,9 @@ class Scenario:
         writes only its first `cut` bytes (the data section, and the file's
         records, end inside it)."""
         ips = [self.bin.ip(f) for f in frames]
-        rec = dict(time=self.t(us), cpu=cpu, pid=task.pid, tid=task.tid,
+        # cpu None: the event has no PERF_SAMPLE_CPU, perf reads (u32)-1
+        rec = dict(time=self.t(us), cpu=cpu if self.has(event, pd.S_CPU) else None,
+                   pid=task.pid, tid=task.tid,
                    cookie=cval(cookie, False), cookie_be=cval(cookie, True),
                    nr=len(ips) if nr is None else nr, ips=ips, malformed=malformed,
                    event=self.events[event][0], seq=len(self.ops))
@@ -340,13 +347,13 @@ class Scenario:
     # -------- output
     def render(self, path, r):
         w = pd.Writer(byteswap=r.be, hostname='scenario-' + self.name)
-        for i, (name, config, defer_output) in enumerate(self.events):
+        for i, (name, config, defer_output, sample_type) in enumerate(self.events):
             flags = {pd.A_DISABLED, pd.A_DEFER_CALLCHAIN}
             if i == 0:      # the tracking event, as perf record sets it up
                 flags |= {pd.A_MMAP, pd.A_COMM, pd.A_TASK, pd.A_MMAP2, pd.A_COMM_EXEC}
             if defer_output:
                 flags.add(pd.A_DEFER_OUTPUT)
-            w.add_attr(name, config, SAMPLE_TYPE, 1000, flags)
+            w.add_attr(name, config, sample_type, 1000, flags)
         keys = {}
         for key, fn in self.ops:
             n = len(w.recs)
@@ -384,7 +391,7 @@ class Scenario:
         percentages of every symbol (only the oracle's real frames; a
         pseudo-frame for lost stacks is ignored by perfout.py)."""
         out = []
-        for name, _, _ in self.events:
+        for name, _, _, _ in self.events:
             ss = [s for s in self.samples if s['event'] == name and s['outcome'] != 'malformed']
             if not ss:
                 continue
@@ -420,7 +427,8 @@ class Scenario:
             if rec['malformed'] == 'eof':               # never read whole
                 continue
             c = rec['cookie_be' if be else 'cookie']
-            lines = ['%d %d %s cookie: %s nr: %d' % (rec['cpu'], rec['time'], head,
+            cpu = 0xffffffff if rec['cpu'] is None else rec['cpu']     # %u of (u32)-1
+            lines = ['%d %d %s cookie: %s nr: %d' % (cpu, rec['time'], head,
                                                     '%#x' % c if c else '0',   # C's %#x
                                                     rec['nr'])]
             lines += ['..... %2d: %016x' % (i, x) for i, x in enumerate(rec['ips'])]
@@ -710,6 +718,51 @@ def truncated(s):
     s.record(s.main, 110, 0, Cookie(0, 1), U_LEAF)
     s.sample(s.worker, 200, 1, K_SYSCALL, U_WORKER, Cookie(1, 1), expect='orphan:stream ended')
     s.record(s.worker, 210, 1, Cookie(1, 1), U_WORKER, cut=0x20, malformed='eof')
+
+
+# The defer_output dummy's trailer: shorter than the sampling event's (no
+# PERF_SAMPLE_CPU) or longer (the sampling event without it).
+DUMMY_SHORT = pd.S_IDENTIFIER | pd.S_TID | pd.S_TIME
+DUMMY_LONG = pd.S_IDENTIFIER | pd.S_TID | pd.S_TIME | pd.S_CPU
+
+
+@scenario
+def dummy_no_cpu(s):
+    """The records come through a dummy event (defer_output) whose sample_id
+    trailer is 8 bytes shorter than the sampling event's: it has no
+    PERF_SAMPLE_CPU.  Each record's size is checked against its own
+    event's trailer: all are valid and stitched; their CPU is unknown, so
+    the cross-CPU count is too."""
+    s.event('cpu-clock', pd.SW_CPU_CLOCK)
+    s.event('dummy', pd.SW_DUMMY, defer_output=True, sample_type=DUMMY_SHORT)
+    s.setup()
+    s.round()
+    s.record(s.worker, 160, 1, Cookie(1, 1), U_WORKER, event=1)
+    s.round()
+    s.sample(s.main, 100, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
+    s.sample(s.worker, 150, 1, K_READ, U_WORKER, Cookie(1, 1), period=2000)
+    s.sample(s.main, 120, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
+    s.record(s.main, 140, 3, Cookie(0, 1), U_LEAF, event=1)
+    s.sample(s.main, 143, 0, K_RETURN, U_LEAF, Cookie(0, 1))
+    s.round()
+    s.sample(s.main, 300, 2, None, U_MIDDLE, Cookie(2, 1), expect='orphan:stream ended')
+
+
+@scenario
+def dummy_long_trailer(s):
+    """The other way round: the sampling event has no PERF_SAMPLE_CPU, the
+    dummy writing the records has, so their trailer is 8 bytes longer than
+    the first event's.  A record whose nr claims one entry more than fits is
+    malformed (its trailer must not be read as a user frame); the valid one
+    is stitched."""
+    s.event('cpu-clock', pd.SW_CPU_CLOCK, sample_type=SAMPLE_TYPE & ~pd.S_CPU)
+    s.event('dummy', pd.SW_DUMMY, defer_output=True, sample_type=DUMMY_LONG)
+    s.setup()
+    s.sample(s.main, 100, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
+    s.record(s.main, 140, 3, Cookie(0, 1), U_LEAF, event=1)
+    s.sample(s.worker, 200, 1, K_SYSCALL, U_WORKER, Cookie(1, 1), expect='orphan:stream ended')
+    s.record(s.worker, 210, 1, Cookie(1, 1), U_WORKER, event=1, nr=len(U_WORKER) + 1,
+             malformed='nr')
 
 
 # ------------------------------------------------------------ main

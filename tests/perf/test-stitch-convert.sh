@@ -521,7 +521,7 @@ check "compressed pipe to pipe: system perf script reads it, no message" \
 	eval '[ -s z.script ] && [ ! -s z.script.err ]'
 
 # ------------------------------------------------------------ 12. a stitched sample too large for a record
-$PY "$here/convert-gen.py" oversize untimed > /dev/null
+$PY "$here/convert-gen.py" oversize time0 > /dev/null
 "$PERF" stitch -i oversize.data -o oversize.out 2> oversize.err
 check "oversized stitched sample: exit 0" eq "$?" 0
 check "oversized stitched sample: said once, with what was cut" \
@@ -536,9 +536,9 @@ check "oversized stitched sample: the user frames kept are the innermost" \
 	"..... 300: fffffffffffffe00 ..... 301: 0000000000401000 ..... 8182: 0000000000410648 "
 
 # ------------------------------------------------------------ 13. an event without a time is not out of order
-"$PERF" stitch -i untimed.data -o untimed.out 2> untimed.err
+"$PERF" stitch -i time0.data -o time0.out 2> time0.err
 check "time 0 (--tail-synthesize) after timed events: exit 0, not counted out of order" \
-	eq "$?:$(grep -c 'out of time order' untimed.err)" "0:0"
+	eq "$?:$(grep -c 'out of time order' time0.err)" "0:0"
 
 # ------------------------------------------------------------ 14. failing into a FIFO: what was written stays
 mkfifo fail.fifo

@@ -1033,7 +1033,8 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		st->stats.truncated_records++;
 	if (!nr)
 		st->stats.empty_records++;
-	if (!unwind_cookie__decode(st->opts.layout, in->cookie, &fields) && fields.cpu != in->cpu)
+	if (in->cpu != UNWIND_STITCHER_CPU_UNKNOWN &&
+	    !unwind_cookie__decode(st->opts.layout, in->cookie, &fields) && fields.cpu != in->cpu)
 		st->stats.cross_cpu_records++;
 
 	t = task_get(st, in->tid);

@@ -47,6 +47,27 @@
 /* malformed records reported one by one; the rest are only counted */
 #define CALLCHAIN_DEFERRED_REPORT_MAX	10
 
+/*
+ * The record's trailer is the one of the event that wrote it (the one with
+ * defer_output), which need not have the first event's sample_type: find it
+ * by the id at the end of the record, as evlist__parse_sample() will.
+ */
+static bool callchain_deferred__id_hdr_size(union perf_event *event, struct evlist *evlist,
+					    size_t *id_hdr_size)
+{
+	struct evsel *evsel;
+
+	if (!evlist__sample_id_all(evlist)) {
+		*id_hdr_size = 0;
+		return true;
+	}
+	evsel = evlist__event2evsel(evlist, event);
+	if (!evsel)
+		return false;
+	*id_hdr_size = evsel__id_hdr_size(evsel);
+	return true;
+}
+
 bool perf_event__callchain_deferred_valid(union perf_event *event,
 					  struct evlist *evlist,
 					  u64 file_offset)
@@ -54,10 +75,14 @@ bool perf_event__callchain_deferred_valid(union perf_event *event,
 	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
 	struct events_stats *stats = &evlist->stats;
 	size_t size = event->header.size;
-	size_t need = sizeof(*cd) + evlist__id_hdr_size(evlist);
+	size_t id_hdr_size = 0;
+	bool known_event;
+	size_t need;
 	u64 room = 0;
 
-	if (size >= need && size % sizeof(u64) == 0) {
+	known_event = callchain_deferred__id_hdr_size(event, evlist, &id_hdr_size);
+	need = sizeof(*cd) + id_hdr_size;
+	if (known_event && size >= need && size % sizeof(u64) == 0) {
 		room = (size - need) / sizeof(u64);
 		if (cd->nr <= room)
 			return true;
@@ -66,7 +91,10 @@ bool perf_event__callchain_deferred_valid(union perf_event *event,
 	if (stats->nr_invalid_callchain_deferred++ >= CALLCHAIN_DEFERRED_REPORT_MAX)
 		return false;
 
-	if (size < need || size % sizeof(u64)) {
+	if (!known_event) {
+		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: its sample id names no event, skipping it\n",
+		       file_offset, size);
+	} else if (size < need || size % sizeof(u64)) {
 		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
 		       "size %zu, expected a multiple of 8 and at least %zu, skipping it\n",
 		       file_offset, size, size, need);
@@ -134,6 +162,10 @@ struct deferred_callchain {
 	/* counted whether stitching or not */
 	u64				nr_samples;
 	u64				nr_records;
+	/* records written by an event without PERF_SAMPLE_CPU */
+	u64				nr_records_no_cpu;
+	/* the newest time fed to the engine: the time of an item without one */
+	u64				clock;
 	struct deferred_sample_info	info;
 	struct ip_callchain		*chain;
 	size_t				chain_cap;
@@ -512,6 +544,39 @@ static struct deferred_item *deferred__copy(union perf_event *event, u64 file_of
 	return item;
 }
 
+/*
+ * An event whose deferred samples or PERF_RECORD_CALLCHAIN_DEFERRED records
+ * have no time, if any.  The engine places every sample and record in time:
+ * when a record may still come, which incarnation of a tid it belongs to,
+ * whether an exec or exit came between.  An untimed one cannot be placed:
+ * the session delivers events without a time at once, ahead of the timed
+ * ones ordered_events still holds, so neither the time of the events
+ * delivered before it nor its place in the file says when it was written,
+ * and a guess seconds off would join it to nothing, or as a late record.
+ *
+ * Records come from the events with defer_output; a file that marks none
+ * may have them from any event.
+ */
+static struct evsel *deferred__untimed_source(struct evlist *evlist)
+{
+	struct evsel *evsel;
+	bool marked_output = false;
+
+	evlist__for_each_entry(evlist, evsel) {
+		if (evsel->core.attr.defer_output)
+			marked_output = true;
+	}
+	evlist__for_each_entry(evlist, evsel) {
+		const struct perf_event_attr *attr = &evsel->core.attr;
+		bool source = (attr->sample_type & PERF_SAMPLE_CALLCHAIN) ||
+			      attr->defer_output || !marked_output;
+
+		if (source && !(attr->sample_type & PERF_SAMPLE_TIME))
+			return evsel;
+	}
+	return NULL;
+}
+
 static bool deferred__start(struct deferred_callchain *dc)
 {
 	struct perf_session *session = dc->session;
@@ -525,6 +590,7 @@ static bool deferred__start(struct deferred_callchain *dc)
 		.max_pending_bytes	= tool->deferred_stitch_max_bytes,
 		.layout			= dc->layout,
 	};
+	struct evsel *untimed;
 
 	if (dc->st)
 		return true;
@@ -535,6 +601,12 @@ static bool deferred__start(struct deferred_callchain *dc)
 	if (!(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_TIME) ||
 	    !evlist__sample_id_all(session->evlist)) {
 		pr_warning("No sample times: deferred user callchains are not stitched.\n");
+		goto fail;
+	}
+	untimed = deferred__untimed_source(session->evlist);
+	if (untimed) {
+		pr_warning("Event '%s' has no sample times (PERF_SAMPLE_TIME): deferred user callchains are not stitched.\n",
+			   evsel__name(untimed));
 		goto fail;
 	}
 	/*
@@ -564,6 +636,23 @@ static int deferred__result(struct deferred_callchain *dc, int err)
 	return err;
 }
 
+/*
+ * The time to give the engine for an item: its own, or, for an event
+ * without PERF_SAMPLE_TIME (or without sample_id), the newest time fed so
+ * far.  Never (u64)-1, which would move the engine's clock to the end of
+ * time: nothing after it could be released before the end of the input.
+ * Only events that are neither samples with a deferred callchain nor
+ * records get here without a time (deferred__untimed_source()).
+ */
+static u64 deferred__time(struct deferred_callchain *dc, const struct perf_sample *sample)
+{
+	if (sample->time == (u64)-1)
+		return dc->clock;
+	if (sample->time > dc->clock)
+		dc->clock = sample->time;
+	return sample->time;
+}
+
 static int deferred__forward(struct deferred_callchain *dc, union perf_event *event,
 			     struct perf_sample *sample, u64 file_offset, const char *file_path)
 {
@@ -579,8 +668,7 @@ static int deferred__forward(struct deferred_callchain *dc, union perf_event *ev
 	item = deferred__copy(event, file_offset, file_path, &bytes);
 	if (!item)
 		return -ENOMEM;
-	/* events without sample_id have no time: they do not move the clock */
-	time = sample->time == (u64)-1 ? 0 : sample->time;
+	time = deferred__time(dc, sample);
 	dc->outstanding++;
 	err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
 	if (err) {
@@ -672,7 +760,7 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		.pid		= sample->pid,
 		.tid		= sample->tid,
 		.cpu		= sample->cpu,
-		.time		= sample->time,
+		.time		= deferred__time(dc, sample),
 		.cookie		= split.cookie,
 		.payload	= item,
 		.payload_bytes	= bytes,
@@ -720,11 +808,14 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 	if (!dc->stitch || !deferred__start(dc))
 		return deferred__forward(dc, event, sample, file_offset, file_path);
 
+	/* (u32)-1 without PERF_SAMPLE_CPU: not counted as cross-CPU */
+	if (sample->cpu == (u32)-1)
+		dc->nr_records_no_cpu++;
 	in = (struct unwind_stitcher_record){
 		.pid	= sample->pid,
 		.tid	= sample->tid,
 		.cpu	= sample->cpu,
-		.time	= sample->time,
+		.time	= deferred__time(dc, sample),
 		.cookie	= cd->cookie,
 		.ips	= (const uint64_t *)cd->ips,
 		.nr	= cd->nr,
@@ -746,7 +837,7 @@ int deferred_callchain__deliver(struct perf_session *session, union perf_event *
 				const char *file_path)
 {
 	struct deferred_callchain *dc = session->deferred;
-	u64 time = sample->time == (u64)-1 ? 0 : sample->time;
+	u64 time = deferred__time(dc, sample);
 	int err = 0;
 
 	switch (event->header.type) {
@@ -839,6 +930,20 @@ bool perf_session__has_deferred(struct perf_session *session)
 	return dc && (dc->nr_samples || dc->nr_records);
 }
 
+/*
+ * Is the count of cross-CPU records complete?  A record's CPU is only known
+ * when the event that wrote it has PERF_SAMPLE_CPU.
+ */
+static bool deferred__cpu_known(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (!session->evlist ||
+	    !(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU))
+		return false;
+	return !dc || !dc->nr_records_no_cpu;
+}
+
 size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
 					      const char *prefix)
 {
@@ -874,8 +979,7 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 		       stats.records, stats.duplicates + stats.duplicates_conflicting);
 	if (stats.duplicates_conflicting)
 		ret += fprintf(fp, " (%" PRIu64 " conflicting)", stats.duplicates_conflicting);
-	/* a record's CPU is only known with PERF_SAMPLE_CPU */
-	if (evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU)
+	if (deferred__cpu_known(session))
 		ret += fprintf(fp, ", %" PRIu64 " cross-CPU records", stats.cross_cpu_records);
 	else
 		ret += fprintf(fp, ", cross-CPU records unknown");
@@ -903,8 +1007,7 @@ void perf_session__deferred_stats(struct perf_session *session,
 	BUILD_BUG_ON(UNWIND_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);
 	memset(stats, 0, sizeof(*stats));
 	stats->nr_reasons = UNWIND_ORPHAN__MAX;
-	if (session->evlist)
-		stats->cpu_known = evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU;
+	stats->cpu_known = deferred__cpu_known(session);
 	if (!dc)
 		return;
 	if (!dc->st) {

@@ -19,7 +19,8 @@ struct perf_tool;
 
 /*
  * Checks that the record holds its fixed part, nr ips and the sample_id
- * trailer the attrs ask for.  A malformed record is reported (with its file
+ * trailer of the event that wrote it (found by its id; a record naming no
+ * event is malformed too).  A malformed record is reported (with its file
  * offset) and counted in evlist->stats.nr_invalid_callchain_deferred; the
  * caller must then skip it without looking at its contents.
  */

@@ -217,6 +217,23 @@ START_TEST(test_record_before_sample)
 }
 END_TEST
 
+/* A record of an event without PERF_SAMPLE_CPU: its CPU is not "another". */
+START_TEST(test_record_cpu_unknown)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, UNWIND_STITCHER_CPU_UNKNOWN, 1040, C1, U1, 3);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert_uint_eq(outs[0].record_cpu, UNWIND_STITCHER_CPU_UNKNOWN);
+	ck_assert_uint_eq(stats_of(st).cross_cpu_records, 0);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /* Three samples of one kernel entry from two events share one record. */
 START_TEST(test_one_entry_many_samples)
 {
@@ -764,6 +781,7 @@ int main(void)
 
 	tcase_add_test(tc, test_sample_then_record);
 	tcase_add_test(tc, test_record_before_sample);
+	tcase_add_test(tc, test_record_cpu_unknown);
 	tcase_add_test(tc, test_one_entry_many_samples);
 	tcase_add_test(tc, test_late_sample);
 	tcase_add_test(tc, test_record_window);

@@ -59,11 +59,18 @@ struct unwind_stitcher_sample {
 	size_t		payload_bytes;
 };
 
+/*
+ * The CPU of a record written by an event without PERF_SAMPLE_CPU (perf
+ * reads (u32)-1 there): such a record is not counted as cross-CPU.
+ */
+#define UNWIND_STITCHER_CPU_UNKNOWN	UINT32_MAX
+
 /* One PERF_RECORD_CALLCHAIN_DEFERRED. @ips is copied. */
 struct unwind_stitcher_record {
 	uint32_t	pid;
 	uint32_t	tid;
-	uint32_t	cpu;	/* where the record was written (sample_id) */
+	/* where the record was written (sample_id), or UNWIND_STITCHER_CPU_UNKNOWN */
+	uint32_t	cpu;
 	uint64_t	time;
 	uint64_t	cookie;
 	const uint64_t	*ips;
@@ -150,7 +157,8 @@ struct unwind_stitcher_stats {
 	uint64_t	duplicates;		/* identical repeats, dropped */
 	uint64_t	duplicates_conflicting;	/* repeats with other ips, dropped */
 	uint64_t	late_samples;		/* stitched to a record written earlier */
-	uint64_t	cross_cpu_records;	/* written on another CPU than the cookie's */
+	/* written on another CPU than the cookie's (a record's CPU known) */
+	uint64_t	cross_cpu_records;
 	uint64_t	truncated_records;	/* cut at a 0 or marker-range ip */
 	uint64_t	empty_records;		/* no usable user entry */
 	uint64_t	unclaimed_records;	/* released without stitching a sample */
