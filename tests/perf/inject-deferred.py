@@ -35,7 +35,8 @@ rewrites its data section and writes a new file with:
         --record-delay NS record time = last sample time + NS (default 0)
         --record-cpu-shift K  the record was written on CPU (cpu + K) % ncpus
         --late-every N    every Nth record is written 1us before the last
-                          sample of its entry (a late sample)
+                          sample of its entry (a late sample); not where
+                          --drop-every drops the record
         --dup-every N     every Nth record gets a duplicate copy
         --drop-every N    every Nth record is dropped, with --lost a
                           PERF_RECORD_LOST takes its place
@@ -348,7 +349,11 @@ def defer_mode(a, records, st, attrs):
             if et is not None and parsed[tlast][0]['time'] < et <= v['time']:
                 v['time'] = max(et - 1, parsed[tlast][0]['time'])
                 break
-        if a.late_every and k % a.late_every == 0:
+        dropped = a.drop_every and k % a.drop_every == 0
+        # late only where the record is written: a lost record's notice
+        # 1us before an entry's only sample cannot be told from a loss that
+        # is not this entry's, so the engine would rightly say 'task exited'
+        if a.late_every and k % a.late_every == 0 and not dropped:
             # an NMI on the way out: the last sample comes 1us after the record
             v['time'] = parsed[tlast][0]['time'] - 1000
             late = True
@@ -364,7 +369,7 @@ def defer_mode(a, records, st, attrs):
         if a.dup_every and k % a.dup_every == 0:
             recs.append(bytearray(recs[0]))
             g['fate'] = 'record+dup'
-        if a.drop_every and k % a.drop_every == 0:
+        if dropped:
             if a.lost:
                 recs = [lost_record(st, v, v['time'], v.get('cpu'))]
                 g['fate'] = 'lost'
