@@ -251,6 +251,14 @@ for n in $(cat scenarios.list); do
 			      printf "%s: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr %d but room for %d entries, skipping it\n" "$off" $((room + 1)) $room | cat - want.summary > want.err &&
 			      same want.err raw.err.rest'
 	fi
+	if [ $n = dummy_no_cpu ]; then
+		# Python scripting: a record without a CPU has record_cpu None
+		"$PERF" script -i $n.raw.data $KS -s "$here/python-deferred-dump.py" \
+			> py.out 2> /dev/null
+		check "$n: python: stitched samples have record_cpu None" \
+			eval '[ "$(grep -c "^S .*status=stitched" py.out)" -gt 0 ] &&
+			      ! grep "^S .*status=stitched" py.out | grep -qv "record_cpu=None "'
+	fi
 	if [ $n = truncated ]; then
 		# the cut record is named and skipped, the data ends there: what
 		# came before is processed, perf exits as at a normal end

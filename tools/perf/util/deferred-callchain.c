@@ -504,6 +504,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 			goto out_err;
 		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__STITCHED);
 		dc->info.record_cpu = s->record_cpu;
+		dc->info.record_cpu_known = s->record_cpu != UNWIND_STITCHER_CPU_UNKNOWN;
 		dc->info.record_time = s->record_time;
 		dc->info.late = s->late;
 		sample.deferred = &dc->info;

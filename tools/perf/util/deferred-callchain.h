@@ -82,6 +82,7 @@ struct deferred_sample_info {
 	int	reason;
 	/* stitched samples: the record joined */
 	u32	record_cpu;		/* CPU whose buffer had the record */
+	bool	record_cpu_known;	/* false: its event has no PERF_SAMPLE_CPU */
 	u64	record_time;
 	bool	late;			/* taken after the record was written */
 };
