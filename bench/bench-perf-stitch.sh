@@ -70,9 +70,10 @@ measure() {
 }
 
 # peak_anon CMD...: the peak anonymous RSS (KiB) of one more run, sampled
-# from /proc every 10 ms.  Peak RSS counts the pages of the input file
-# perf's reader maps (up to two 32 MiB windows), which grow with the file
-# up to 64 MiB whatever the tool does; the anonymous part is the tool's.
+# from /proc every 10 ms.  Peak RSS counts the pages of the input file,
+# which perf's reader maps whole on 64-bit hosts (MMAP_SIZE in session.c),
+# so it grows with the file whatever the tool does; the anonymous part is
+# the tool's own.
 peak_anon() {
 	local pid peak=0 a
 	"$@" > /dev/null 2> cmd.err &
