@@ -95,12 +95,10 @@ bool perf_event__callchain_deferred_valid(union perf_event *event,
 		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: its sample id names no event, skipping it\n",
 		       file_offset, size);
 	} else if (size < need || size % sizeof(u64)) {
-		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
-		       "size %zu, expected a multiple of 8 and at least %zu, skipping it\n",
+		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: size %zu, expected a multiple of 8 and at least %zu, skipping it\n",
 		       file_offset, size, size, need);
 	} else {
-		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: "
-		       "nr %" PRIu64 " but room for %" PRIu64 " entries, skipping it\n",
+		pr_err("%#" PRIx64 " [%#zx]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr %" PRIu64 " but room for %" PRIu64 " entries, skipping it\n",
 		       file_offset, size, (u64)cd->nr, room);
 	}
 	if (stats->nr_invalid_callchain_deferred == CALLCHAIN_DEFERRED_REPORT_MAX)
