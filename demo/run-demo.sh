@@ -153,10 +153,14 @@ fg_report() {
 step flamegraph fg_report
 publish "$tmp/flamegraph.html" "$DEMO_OUT/flamegraph.html" flamegraph
 
-step folded "$PERF" stitch -F folded -i "$DEMO_OUT/perf.data" -o "$tmp/stacks.folded"
+# the profile's event: emulated recordings also hold raw_syscalls:sys_exit
+# samples (the emulator's return points), which may come first in time
+event=$("$PERF" evlist -i "$DEMO_OUT/perf.data" 2> /dev/null | head -1)
+step folded "$PERF" stitch -F folded --event "$event" -i "$DEMO_OUT/perf.data" \
+	-o "$tmp/stacks.folded"
 publish "$tmp/stacks.folded" "$DEMO_OUT/stacks.folded" folded
 
-step speedscope "$PERF" stitch -F speedscope -i "$DEMO_OUT/perf.data" \
+step speedscope "$PERF" stitch -F speedscope --event "$event" -i "$DEMO_OUT/perf.data" \
 	-o "$tmp/profile.speedscope.json"
 publish "$tmp/profile.speedscope.json" "$DEMO_OUT/profile.speedscope.json" speedscope
 
