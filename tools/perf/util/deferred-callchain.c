@@ -17,6 +17,7 @@
  */
 #include <elf.h>
 #include <endian.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -198,78 +199,78 @@ const char *deferred_sample_info__reason_key(const struct deferred_sample_info *
 
 /* ---- options ---- */
 
+struct unit_suffix {
+	const char	*suffix;
+	u64		mult;
+};
+
+/*
+ * @str: a decimal number > 0 and one of @units' suffixes ("" for a bare
+ * number); *@value: the number times that suffix's multiplier.
+ */
+static int parse_scaled(const char *str, const struct unit_suffix *units, size_t nr_units,
+			u64 *value)
+{
+	char *end;
+	size_t i;
+	u64 val;
+
+	if (!isdigit((unsigned char)*str))
+		return -1;
+	errno = 0;
+	val = strtoull(str, &end, 10);
+	if (errno || !val)
+		return -1;
+	for (i = 0; i < nr_units; i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (val > UINT64_MAX / units[i].mult)
+			return -1;
+		*value = val * units[i].mult;
+		return 0;
+	}
+	return -1;
+}
+
 /* "100ms", "2s", "500us", "1000ns"; a bare number is in milliseconds */
 int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset)
 {
-	static const struct {
-		const char	*suffix;
-		u64		mult;
-	} units[] = {
+	static const struct unit_suffix units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 },
 	};
 	u64 *window = opt->value;
-	unsigned int i;
-	char *end;
-	u64 val;
 
 	if (unset || !str) {
 		*window = 0;
 		return 0;
 	}
-	errno = 0;
-	val = strtoull(str, &end, 10);
-	if (end == str || errno)
-		goto bad;
-	for (i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].suffix))
-			continue;
-		if (!val || val > UINT64_MAX / units[i].mult)
-			goto bad;
-		*window = val * units[i].mult;
+	if (!parse_scaled(str, units, ARRAY_SIZE(units), window))
 		return 0;
-	}
-bad:
 	pr_err("invalid --%s '%s': expected a time > 0 such as 100ms, 2s, 500us\n",
 	       opt->long_name, str);
 	return -1;
 }
 
-/* "512M", "2G", "64K"; a bare number is in MiB */
+/* "512M", "2G", "64K" (also "64KB", "64KiB", lower case); a bare number is in MiB */
 int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset)
 {
+	static const struct unit_suffix units[] = {
+		{ "K", 1ULL << 10 }, { "KB", 1ULL << 10 }, { "KiB", 1ULL << 10 },
+		{ "k", 1ULL << 10 }, { "kB", 1ULL << 10 }, { "kiB", 1ULL << 10 },
+		{ "M", 1ULL << 20 }, { "MB", 1ULL << 20 }, { "MiB", 1ULL << 20 },
+		{ "m", 1ULL << 20 }, { "mB", 1ULL << 20 }, { "miB", 1ULL << 20 },
+		{ "G", 1ULL << 30 }, { "GB", 1ULL << 30 }, { "GiB", 1ULL << 30 },
+		{ "g", 1ULL << 30 }, { "gB", 1ULL << 30 }, { "giB", 1ULL << 30 },
+		{ "", 1ULL << 20 },
+	};
 	u64 *max_bytes = opt->value;
-	unsigned int shift;
-	char *end;
-	u64 val;
 
 	if (unset || !str) {
 		*max_bytes = 0;
 		return 0;
 	}
-	errno = 0;
-	val = strtoull(str, &end, 10);
-	if (end == str || errno || !val)
-		goto bad;
-	switch (*end) {
-	case 'K': case 'k':
-		shift = 10;
-		break;
-	case 'M': case 'm': case '\0':
-		shift = 20;
-		break;
-	case 'G': case 'g':
-		shift = 30;
-		break;
-	default:
-		goto bad;
-	}
-	if (*end && end[1] && strcmp(end + 1, "B") && strcmp(end + 1, "iB"))
-		goto bad;
-	if (val > (UINT64_MAX >> shift))
-		goto bad;
-	*max_bytes = val << shift;
-	return 0;
-bad:
+	if (!parse_scaled(str, units, ARRAY_SIZE(units), max_bytes))
+		return 0;
 	pr_err("invalid --%s '%s': expected a size > 0 such as 256M, 2G\n",
 	       opt->long_name, str);
 	return -1;
