@@ -23,10 +23,12 @@ rewrites its data section and writes a new file with:
       ips follows it.
 
       Options of defer mode, to build the cases a stitcher must handle:
-        --cut-user        cut each user chain before its first 0 or marker-range
-                          entry, as the 6.19 kernel's unwinder stops there (also
-                          without --defer: rewrite the samples in place, to get
-                          the reference a stitched file must reproduce)
+        --cut-user        (without --defer) rewrite the samples in place, each
+                          user chain cut before its first marker-range entry
+                          (>= PERF_CONTEXT_MAX), 0 entries kept: the reference
+                          a stitched file must reproduce.  The records of
+                          --defer always carry the user chain as the kernel's
+                          unwinder writes it, every entry included.
         --share N         up to N consecutive samples of a thread with the same
                           user chain share one cookie and one record (one kernel
                           entry), whatever their event
@@ -62,8 +64,12 @@ ips=a,b,c") so tests can check the tools' output against it.
 """
 
 import argparse
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perfdata as pd  # noqa: E402
 
 PERF_RECORD_COMM = 3
 PERF_RECORD_SAMPLE = 9
@@ -72,7 +78,6 @@ PERF_RECORD_CALLCHAIN_DEFERRED = 22
 PERF_RECORD_FINISHED_ROUND = 68
 PERF_RECORD_HEADER_FEATURE = 80
 
-PERF_CONTEXT_MAX = (1 << 64) - 4095
 PERF_CONTEXT_KERNEL = (1 << 64) - 128
 PERF_CONTEXT_USER = (1 << 64) - 512
 PERF_CONTEXT_USER_DEFERRED = (1 << 64) - 640
@@ -237,14 +242,6 @@ def id_time(rec, st):
     return struct.unpack_from('<Q', rec, off)[0]
 
 
-def cut_user(ips):
-    """What a 6.19 kernel's frame-pointer unwinder writes: it stops at a 0."""
-    n = 0
-    while n < len(ips) and ips[n] and ips[n] < PERF_CONTEXT_MAX:
-        n += 1
-    return ips[:n]
-
-
 def set_chain(r, off, ips, chain):
     old_len = 8 + 8 * len(ips)
     new = (r[:off] + struct.pack('<Q', len(chain)) +
@@ -263,7 +260,7 @@ def lost_record(st, v, time, cpu):
 
 
 def defer_mode(a, records, st, attrs):
-    """--defer (and --cut-user): see the description at the top."""
+    """--defer or --cut-user: see the description at the top."""
     ncpus = 1
     parsed = []         # per record: None or (v, off, ips, at, user)
     for r in records:
@@ -275,8 +272,6 @@ def defer_mode(a, records, st, attrs):
             sys.exit('samples need a callchain and no PERF_SAMPLE_READ')
         ips = callchain(r, off)
         at, user = user_part(ips)
-        if a.cut_user:
-            user = cut_user(user)
         ncpus = max(ncpus, v.get('cpu', 0) + 1)
         parsed.append((v, off, ips, at, user))
 
@@ -287,7 +282,7 @@ def defer_mode(a, records, st, attrs):
                 out.append(r)
                 continue
             v, off, ips, at, user = p
-            out.append(set_chain(r, off, ips, ips[:at + 1] + user))
+            out.append(set_chain(r, off, ips, ips[:at + 1] + pd.sanitize(user)))
         return out, [], []
 
     # exec comms end a kernel entry; FINISHED_ROUND starts a round
@@ -495,6 +490,8 @@ def main():
     added = []          # (index in new list, record)
     out = []
     groups = []
+    if a.defer and a.cut_user:
+        sys.exit('--cut-user builds the reference: not with --defer')
     if a.defer or a.cut_user:
         out, added, groups = defer_mode(a, records, st, attrs)
     else:

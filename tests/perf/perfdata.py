@@ -62,6 +62,17 @@ CONTEXT_KERNEL = (1 << 64) - 128
 CONTEXT_USER = (1 << 64) - 512
 CONTEXT_USER_DEFERRED = (1 << 64) - 640
 
+
+def sanitize(ips):
+    """What a stitched chain keeps of a deferred user trace (stitching.md,
+    Sanitising): the prefix before the first value >= PERF_CONTEXT_MAX.  A 0
+    is kept: the kernel's unwinder stores 0 return addresses like any other.
+    The one copy of the rule for every test helper."""
+    n = 0
+    while n < len(ips) and ips[n] < CONTEXT_MAX:
+        n += 1
+    return list(ips[:n])
+
 # feature ids (enum HEADER_*)
 F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS = 3, 4, 5, 6, 7
 F_EVENT_DESC = 12

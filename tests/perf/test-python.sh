@@ -42,13 +42,13 @@ report() {
 
 # ------------------------------------------------------------ recording
 record_shell_mix orig.data 100000 2
-# the reference: user chains cut where a deferred unwind stops
+# the reference: user chains cut where a stitched chain stops (marker-range entries)
 $GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
 "$SYS_PERF" script -i ref.data -s "$DUMP" > ref.dump 2> ref.dump.err
 check "reference: system perf's Python view" gt "$(grep -c '^S ' ref.dump)" 100
 
 # ------------------------------------------------------------ deferred file
-$GEN --defer --cut-user --print-groups --share 3 --record-cpu-shift 1 --record-delay 3000 \
+$GEN --defer --print-groups --share 3 --record-cpu-shift 1 --record-delay 3000 \
 	--late-every 5 --drop-every 7 --lost orig.data d.data > d.gen || bad "inject-deferred.py --defer"
 "$PERF" script -i d.data -s "$DUMP" > d.dump 2> d.dump.err
 check "perf script -s: exit status 0" eq "$?" 0

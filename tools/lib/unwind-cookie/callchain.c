@@ -54,12 +54,15 @@ size_t unwind_callchain__sanitize(const uint64_t *ips, size_t nr, size_t *nr_dro
 	size_t len = 0;
 
 	/*
-	 * A 0 ends a frame-pointer walk, and anything in the marker range
-	 * would be read as a context switch by perf (and make perf 6.1 drop
-	 * the whole chain), so the trace is cut before either.
+	 * The kernel's frame-pointer unwinder stores every return address it
+	 * reads, 0 included (the outermost frame's, or one in the middle with
+	 * more frames after it), as in-place callchains do: those are kept.
+	 * Anything in the marker range would be read as a context switch by
+	 * perf (and make perf 6.1 drop the whole chain), so the trace is cut
+	 * before it.
 	 */
 	if (ips) {
-		while (len < nr && ips[len] && ips[len] < UNWIND_COOKIE_CONTEXT_MAX)
+		while (len < nr && ips[len] < UNWIND_COOKIE_CONTEXT_MAX)
 			len++;
 	}
 

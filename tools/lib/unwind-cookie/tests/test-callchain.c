@@ -169,15 +169,27 @@ START_TEST(test_sanitize_clean)
 }
 END_TEST
 
+/* The kernel's unwinder stores 0 return addresses: they are entries. */
 START_TEST(test_sanitize_zero)
 {
-	const uint64_t ips[] = { 0x401000, 0x401100, 0, 0x401200, 0x401300 };
+	const uint64_t middle[] = { 0x401000, 0x401100, 0, 0x401200, 0x401300 };
 	const uint64_t first[] = { 0, 0x401000 };
+	const uint64_t outermost[] = { 0x401000, 0x401100, 0 };
+	const uint64_t only[] = { 0 };
+	const uint64_t then_junk[] = { 0x401000, 0, 0xfffffffffffffe98ULL, 0x401100 };
 	size_t dropped = 99;
 
-	ck_assert_uint_eq(unwind_callchain__sanitize(ips, ARRAY_SIZE(ips), &dropped), 2);
-	ck_assert_uint_eq(dropped, 3);
-	ck_assert_uint_eq(unwind_callchain__sanitize(first, ARRAY_SIZE(first), &dropped), 0);
+	ck_assert_uint_eq(unwind_callchain__sanitize(middle, ARRAY_SIZE(middle), &dropped), 5);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_uint_eq(unwind_callchain__sanitize(first, ARRAY_SIZE(first), &dropped), 2);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_uint_eq(unwind_callchain__sanitize(outermost, ARRAY_SIZE(outermost), &dropped),
+			  3);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_uint_eq(unwind_callchain__sanitize(only, ARRAY_SIZE(only), &dropped), 1);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_uint_eq(unwind_callchain__sanitize(then_junk, ARRAY_SIZE(then_junk), &dropped),
+			  2);
 	ck_assert_uint_eq(dropped, 2);
 }
 END_TEST
@@ -232,6 +244,10 @@ START_TEST(test_sanitize_max_depth)
 	ck_assert_uint_eq(dropped, 0);
 
 	ips[509] = 0;
+	ck_assert_uint_eq(unwind_callchain__sanitize(ips, ARRAY_SIZE(ips), &dropped), 510);
+	ck_assert_uint_eq(dropped, 0);
+
+	ips[509] = UNWIND_COOKIE_CONTEXT_MAX;
 	ck_assert_uint_eq(unwind_callchain__sanitize(ips, ARRAY_SIZE(ips), &dropped), 509);
 	ck_assert_uint_eq(dropped, 1);
 }

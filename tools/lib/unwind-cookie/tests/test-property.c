@@ -115,6 +115,15 @@ static void random_stack(struct rng *r, struct unwind_kmodel *km, uint32_t tid, 
 
 	for (i = 0; i < nr; i++)
 		ips[i] = 0x400000 + ((uint64_t)tid << 16) + ((uint64_t)gen << 8) + i * 16 + pick(r, 8);
+	/*
+	 * The kernel's unwinder stores 0 return addresses like any other: the
+	 * outermost frame's, and now and then one with more frames after it.
+	 * They are part of the truth a stitched chain must give back.
+	 */
+	if (nr > 1 && chance(r, 30))
+		ips[nr - 1] = 0;
+	if (nr > 2 && chance(r, 10))
+		ips[pick(r, nr)] = 0;
 	ck_assert_int_eq(unwind_kmodel__task_set_user_stack(km, tid, ips, nr), 0);
 }
 

@@ -124,10 +124,11 @@ static const struct out *find(long id)
 static const uint64_t U1[] = { 0x401000, 0x402000, 0x403000 };
 static const uint64_t U2[] = { 0x501000, 0x502000 };
 
-/* cnt 11 on CPU 5, the upstream example; cnt 13 and 15 on CPU 5. */
+/* cnt 11 on CPU 5, the upstream example; cnt 13, 15 and 17 on CPU 5. */
 #define C1 0xb00000006ULL
 #define C2 0xd00000006ULL
 #define C3 0xf00000006ULL
+#define C4 0x1100000006ULL
 
 static void assert_stitched(const struct out *o, const uint64_t *user, size_t nr)
 {
@@ -609,6 +610,7 @@ START_TEST(test_unwind_failed_and_bogus_ips)
 	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
 	static const uint64_t bogus[] = { 0x401000, 0x402000, 0xfffffffffffffe98ULL, 0x403000 };
 	static const uint64_t zero_first[] = { 0, 0x401000 };
+	static const uint64_t zero_middle[] = { 0x401000, 0, 0x402000, 0x403000, 0 };
 	struct unwind_stitcher_stats s;
 
 	sample(st, 1, 10, 11, 1000, C1);
@@ -617,15 +619,19 @@ START_TEST(test_unwind_failed_and_bogus_ips)
 	record(st, 10, 11, 5, 1030, C2, bogus, 4);
 	sample(st, 3, 10, 11, 1040, C3);
 	record(st, 10, 11, 5, 1050, C3, zero_first, 2);
+	sample(st, 4, 10, 11, 1060, C4);
+	record(st, 10, 11, 5, 1070, C4, zero_middle, 5);
 	unwind_stitcher__finish(st);
 	assert_orphan(find(1), UNWIND_ORPHAN_UNWIND_FAILED);
 	assert_stitched(find(2), bogus, 2);
-	assert_orphan(find(3), UNWIND_ORPHAN_UNWIND_FAILED);
+	/* 0 return addresses are what the kernel wrote: kept, not an end */
+	assert_stitched(find(3), zero_first, 2);
+	assert_stitched(find(4), zero_middle, 5);
 
 	s = stats_of(st);
-	ck_assert_uint_eq(s.truncated_records, 2);
-	ck_assert_uint_eq(s.empty_records, 2);
-	ck_assert_uint_eq(s.orphans[UNWIND_ORPHAN_UNWIND_FAILED], 2);
+	ck_assert_uint_eq(s.truncated_records, 1);
+	ck_assert_uint_eq(s.empty_records, 1);
+	ck_assert_uint_eq(s.orphans[UNWIND_ORPHAN_UNWIND_FAILED], 1);
 	unwind_stitcher__delete(st);
 }
 END_TEST

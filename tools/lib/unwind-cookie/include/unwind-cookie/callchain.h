@@ -36,7 +36,9 @@ LIBUNWIND_COOKIE_API int unwind_callchain__split(const uint64_t *ips, size_t nr,
 
 /*
  * Length of the usable prefix of a deferred user trace: it stops at the
- * first ip that is 0 or >= PERF_CONTEXT_MAX. *@nr_dropped (when not NULL)
+ * first ip >= PERF_CONTEXT_MAX, which perf would take for a context marker.
+ * A 0 is kept: the kernel's unwinder stores 0 return addresses like any
+ * other, as in-place callchains carry them. *@nr_dropped (when not NULL)
  * gets how many entries were cut.
  */
 LIBUNWIND_COOKIE_API size_t unwind_callchain__sanitize(const uint64_t *ips, size_t nr,

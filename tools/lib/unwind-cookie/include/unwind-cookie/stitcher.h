@@ -159,7 +159,7 @@ struct unwind_stitcher_stats {
 	uint64_t	late_samples;		/* stitched to a record written earlier */
 	/* written on another CPU than the cookie's (a record's CPU known) */
 	uint64_t	cross_cpu_records;
-	uint64_t	truncated_records;	/* cut at a 0 or marker-range ip */
+	uint64_t	truncated_records;	/* cut at a marker-range ip */
 	uint64_t	empty_records;		/* no usable user entry */
 	uint64_t	unclaimed_records;	/* released without stitching a sample */
 	uint64_t	lost_notices;
