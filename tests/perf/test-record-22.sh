@@ -121,7 +121,7 @@ check "12 malformed: says the rest are only counted" \
 check "12 malformed: all counted" has many.stats "^ +12  \(malformed CALLCHAIN_DEFERRED, skipped\)\$"
 
 # ------------------------------------------------------------ unknown types (0001)
-$GEN --count 0 --raw-type 23 --raw-type 83 --raw-type 200 base.data unknown.data > unknown.gen
+$GEN --count 0 --raw-type 23 --raw-type 99 --raw-type 200 base.data unknown.data > unknown.gen
 sys_rejects "unpatched perf fails on type 23" unknown.data "failed to process type: 23"
 "$PERF" report --stats -i unknown.data > unknown.stats 2> unknown.err
 check "unknown types: no failure" hasnt unknown.err "failed to process"
@@ -133,7 +133,7 @@ check "unknown types: exactly one warning" eq "$(count unknown.script.err '^Foun
 check "unknown types: warning text" has unknown.script.err "^Found 3 unknown events, skipped them \(first: type [0-9]+ at file offset 0x[0-9a-f]+\)!\$"
 check "unknown types: perf script still shows all samples" eq "$(grep -Ec '^ *true ' unknown.script)" "$base_samples"
 "$PERF" report -D -i unknown.data > unknown.dump 2>&1
-for t in 23 83 200; do
+for t in 23 99 200; do
 	check "unknown types: -D shows type $t skipped" has unknown.dump "unknown record type $t, skipped\$"
 done
 
