@@ -31,6 +31,7 @@
 #include <linux/stringify.h>
 #include <subcmd/parse-options.h>
 
+#include "util/compress.h"
 #include "util/data.h"
 #include "util/debug.h"
 #include "util/deferred-callchain.h"
@@ -64,6 +65,8 @@ struct perf_stitch {
 	bool				emu_opts_set;
 	/* -F */
 	struct deferred_export_opts	exp;
+	/* --stats: samples delivered */
+	u64				samples_read;
 };
 
 static int stitch__emulate(struct perf_stitch *stitch)
@@ -121,13 +124,16 @@ static int stitch__convert(struct perf_stitch *stitch)
 	return 0;
 }
 
-/* --stats: the session stitches; the tool has nothing to do per event */
-static int stitch__stats_sample(struct perf_tool *tool __maybe_unused,
+/* --stats: the session stitches; the tool only counts what it got */
+static int stitch__stats_sample(struct perf_tool *tool,
 				union perf_event *event __maybe_unused,
 				struct perf_sample *sample __maybe_unused,
 				struct evsel *evsel __maybe_unused,
 				struct machine *machine __maybe_unused)
 {
+	struct perf_stitch *stitch = container_of(tool, struct perf_stitch, tool);
+
+	stitch->samples_read++;
 	return 0;
 }
 
@@ -228,6 +234,7 @@ static int stitch__stats(struct perf_stitch *stitch)
 	stitch->tool.sample		= stitch__stats_sample;
 	stitch->tool.ordered_events	= true;
 	stitch->tool.ordering_requires_timestamps = true;
+	deferred_stitch__tool_read_header(&stitch->tool);
 
 	session = perf_session__new(&data, &stitch->tool);
 	if (IS_ERR(session)) {
@@ -236,12 +243,18 @@ static int stitch__stats(struct perf_stitch *stitch)
 		return PTR_ERR(session) ?: -EINVAL;
 	}
 
+	if (zstd_init(&session->zstd_data, 0) < 0)
+		pr_warning("perf stitch --stats: decompression initialization failed\n");
 	err = perf_session__process_events(session);
 	if (err) {
 		pr_err("perf stitch --stats: failed to process %s: %s\n", stitch->input_name,
 		       strerror(err < 0 ? -err : err));
 		goto out;
 	}
+	err = deferred_stitch__check_read(session, stitch->input_name, stitch->samples_read,
+					  stitch->force);
+	if (err)
+		goto out;
 	perf_session__deferred_stats(session, &st);
 	if (json)
 		stitch__stats_json(&st, stdout);
@@ -252,6 +265,7 @@ static int stitch__stats(struct perf_stitch *stitch)
 		err = -EIO;
 	}
 out:
+	zstd_fini(&session->zstd_data);
 	perf_session__delete(session);
 	return err;
 }
@@ -406,8 +420,10 @@ int cmd_stitch(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, stitch_usage, 0);
 	if (argc)
 		usage_with_options(stitch_usage, options);
-	if (quiet)
-		perf_quiet_option();
+	/*
+	 * -q hides the summary only: not perf_quiet_option(), which silences
+	 * pr_err() too, and an error must never pass unsaid.
+	 */
 
 	nr_modes = stitch.emulate + !!stitch.stats + !!stitch.format;
 	if (nr_modes > 1) {

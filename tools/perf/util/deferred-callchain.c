@@ -36,6 +36,7 @@
 #include "dso.h"
 #include "event.h"
 #include "events_stats.h"
+#include "header.h"
 #include "evlist.h"
 #include "evsel.h"
 #include "map.h"
@@ -942,6 +943,45 @@ static bool deferred__cpu_known(struct perf_session *session)
 	    !(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU))
 		return false;
 	return !dc || !dc->nr_records_no_cpu;
+}
+
+void deferred_stitch__tool_read_header(struct perf_tool *tool)
+{
+	if (!tool->attr)
+		tool->attr = perf_event__process_attr;
+	if (!tool->event_update)
+		tool->event_update = perf_event__process_event_update;
+	if (!tool->feature)
+		tool->feature = perf_event__process_feature;
+	if (!tool->tracing_data)
+		tool->tracing_data = perf_event__process_tracing_data;
+	if (!tool->build_id)
+		tool->build_id = perf_event__process_build_id;
+	if (!tool->id_index)
+		tool->id_index = perf_event__process_id_index;
+}
+
+int deferred_stitch__check_read(struct perf_session *session, const char *path,
+				u64 delivered, bool force)
+{
+	struct events_stats *es = &session->evlist->stats;
+	u64 samples = es->nr_events[PERF_RECORD_SAMPLE];
+	const char *what = force ? "warning" : "error";
+
+	if (es->nr_unknown_events) {
+		pr_err("%s: %s: %u records of types this perf does not know were skipped (the first: type %u at %#" PRIx64 ")%s\n",
+		       path, what, es->nr_unknown_events, es->first_unknown_type,
+		       es->first_unknown_offset, force ? "" : "; -f to go on without them");
+		if (!force)
+			return -EINVAL;
+	}
+	if (samples && !delivered) {
+		pr_err("%s: %s: %" PRIu64 " samples in the data, none could be read%s\n", path,
+		       what, samples, force ? "" : "; -f to go on");
+		if (!force)
+			return -EINVAL;
+	}
+	return 0;
 }
 
 size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,

@@ -119,6 +119,23 @@ void deferred_callchain__delete(struct deferred_callchain *dc);
 
 /* True when the session saw deferred samples or records. */
 bool perf_session__has_deferred(struct perf_session *session);
+
+/*
+ * perf stitch reads every input through a session.  A pipe sends its
+ * attrs, features and tracing data as records: give @tool the callbacks
+ * that read them where it has none of its own, so that every mode reads
+ * every pipe (a compressed one: HEADER_COMPRESSED sizes the buffer).
+ */
+void deferred_stitch__tool_read_header(struct perf_tool *tool);
+/*
+ * After a perf stitch mode read @session: what it could not read must not
+ * pass for a result.  Records of types this perf does not know were
+ * skipped, or the data held samples but none was delivered to the tool
+ * (@delivered): said naming @path, and -EINVAL, or with @force only a
+ * warning and 0.
+ */
+int deferred_stitch__check_read(struct perf_session *session, const char *path,
+				u64 delivered, bool force);
 /*
  * One line, prefixed with @prefix:
  * "deferred callchains: N deferred samples, N stitched (x%), N orphans

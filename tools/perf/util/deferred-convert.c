@@ -64,6 +64,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/bitops.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/kernel.h>
@@ -83,6 +84,7 @@
 #include "synthetic-events.h"
 #include "tool.h"
 #include "util.h"
+#include "deferred-callchain.h"
 #include "deferred-convert.h"
 #include "deferred-convert-internal.h"
 #include "stitch-output.h"
@@ -514,8 +516,11 @@ static int cvt__keep_feature(struct cvt *cvt, u64 feat, const void *data, size_t
 	void *copy;
 
 	/* the end-of-features mark, or a feature this perf does not know */
-	if (feat == HEADER_RESERVED || feat >= HEADER_LAST_FEATURE)
+	if (feat == HEADER_RESERVED || feat >= HEADER_LAST_FEATURE) {
+		if (size)
+			cvt->stats->features_dropped++;
 		return 0;
+	}
 	copy = memdup(data, size ?: 1);
 	if (!copy)
 		return -ENOMEM;
@@ -674,6 +679,8 @@ static int cvt__check_session(struct cvt *cvt)
 		       in, es->nr_unknown_id, es->nr_unprocessable_samples);
 		return -EINVAL;
 	}
+	if (deferred_stitch__check_read(cvt->session, in, st->samples, cvt->opts->force))
+		return -EINVAL;
 	st->unknown_skipped = es->nr_unknown_events;
 	st->records_removed = es->nr_events[PERF_RECORD_CALLCHAIN_DEFERRED];
 
@@ -737,7 +744,7 @@ static int cvt__open_input(struct cvt *cvt)
 {
 	const struct deferred_convert_opts *opts = cvt->opts;
 	struct perf_session *session;
-	int err;
+	int err, feat;
 
 	if (!cvt->pipe_in) {
 		err = cvt__check_file_size(opts->input);
@@ -754,6 +761,9 @@ static int cvt__open_input(struct cvt *cvt)
 		return PTR_ERR(session) ?: -EINVAL;
 	}
 	cvt->session = session;
+	/* a pipe stream saved to a file (perf record -o - > f) is one too */
+	cvt->pipe_in = perf_data__is_pipe(session->data);
+	cvt->stats->pipe_in = cvt->pipe_in;
 	if (session->header.needs_swap) {
 		/*
 		 * perf 6.1 swaps each record as whole u64 words and fixes the
@@ -783,6 +793,16 @@ static int cvt__open_input(struct cvt *cvt)
 	if (perf_header__has_feat(&session->header, HEADER_AUXTRACE)) {
 		pr_err("%s: AUX area tracing data is not supported\n", opts->input);
 		return -EINVAL;
+	}
+	/*
+	 * A newer perf's features (ids from our HEADER_LAST_FEATURE on): this
+	 * perf cannot write them, and older readers do not know them either.
+	 * Left out and counted, as a pipe's are in cvt__pipe_feature().
+	 */
+	feat = HEADER_LAST_FEATURE;
+	for_each_set_bit_from(feat, session->header.adds_features, HEADER_FEAT_BITS) {
+		perf_header__clear_feat(&session->header, feat);
+		cvt->stats->features_dropped++;
 	}
 	return 0;
 }
@@ -855,8 +875,6 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	}
 	cvt->opts = opts;
 	cvt->stats = stats;
-	cvt->pipe_in = !strcmp(opts->input, "-");
-	stats->pipe_in = cvt->pipe_in;
 	cvt__init_tool(&cvt->tool);
 
 	err = cvt__open_input(cvt);

@@ -33,6 +33,7 @@
 
 #include "cap.h"
 #include "compress.h"
+#include "deferred-callchain.h"
 #include "data.h"
 #include "debug.h"
 #include "event.h"
@@ -140,7 +141,6 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	}
 	emu->opts = opts;
 	emu->stats = stats;
-	emu->pipe = !strcmp(opts->input, "-");
 	emu_rng__init(&emu->rng_drop, opts->seed, 1);
 	emu_rng__init(&emu->rng_dup, opts->seed, 2);
 	emu_rng__init(&emu->rng_late, opts->seed, 3);
@@ -159,6 +159,8 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 		pr_err("cannot read %s\n", opts->input);
 		goto out;
 	}
+	/* a pipe stream saved to a file (perf record -o - > f) is one too */
+	emu->pipe = perf_data__is_pipe(emu->session->data);
 	if (emu->session->header.needs_swap) {
 		pr_err("%s: a file of the other byte order is not supported\n", opts->input);
 		err = -EINVAL;
@@ -188,6 +190,9 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	err = perf_session__process_events(emu->session);
 	if (!err)
 		err = emu->err;
+	if (!err)
+		err = deferred_stitch__check_read(emu->session, opts->input, emu->nr_samples,
+						  opts->force);
 	if (!err)
 		err = deferred_emulate__prepare_events(emu);
 	if (err)

@@ -32,6 +32,7 @@
 #include "callchain.h"
 #include "data.h"
 #include "debug.h"
+#include "compress.h"
 #include "deferred-callchain.h"
 #include "deferred-export.h"
 #include "deferred-export-stacks.h"
@@ -830,6 +831,8 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		stitch_output__abort(&out);
 		return PTR_ERR(rd.session) ?: -EINVAL;
 	}
+	if (zstd_init(&rd.session->zstd_data, 0) < 0)
+		pr_warning("perf stitch -F %s: decompression initialization failed\n", what);
 	err = symbol__init(&rd.session->header.env);
 	if (err < 0) {
 		pr_err("perf stitch -F %s: cannot set up the symbol tables\n", what);
@@ -865,6 +868,9 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		       strerror(err < 0 ? -err : err));
 		goto out;
 	}
+	err = deferred_stitch__check_read(rd.session, opts->input, stats->samples, opts->force);
+	if (err)
+		goto out;
 	if (!stats->samples)
 		pr_warning("perf stitch -F %s: no samples in %s\n", what, opts->input);
 	if (!err && opts->event && !rd.evsel) {
@@ -887,6 +893,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 out:
 	if (err)
 		stitch_output__abort(&out);
+	zstd_fini(&rd.session->zstd_data);
 	perf_session__delete(rd.session);
 	if (symbols)
 		symbol__exit();
