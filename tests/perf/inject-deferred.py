@@ -42,9 +42,10 @@ rewrites its data section and writes a new file with:
         --dup-every N     every Nth record gets a duplicate copy
         --drop-every N    every Nth record is dropped, with --lost a
                           PERF_RECORD_LOST takes its place
-        --bad-sample KIND:N  the Nth deferred sample (0-based) gets a malformed
-                          chain: cookie0, nocookie (marker last), middle
-                          (one more marker first, before the kernel part)
+        --bad-sample KIND:N  the Nth deferred sample (0-based; 'all': every
+                          one) gets a malformed chain: cookie0, nocookie
+                          (marker last), middle (one more marker first,
+                          before the kernel part)
         --bad-record-cookie0 N  the Nth record has cookie 0
       Each record prints "added type=22 offset=... cookie=... nr=... ips=..."
       as before; --print-groups adds "group cookie=... samples=OFF,OFF,...
@@ -325,10 +326,13 @@ def defer_mode(a, records, st, attrs):
         groups.append(g)
         last[v['tid']] = g
 
-    bad = {}
+    bad, bad_all = {}, None
     for spec in a.bad_sample:
         kind, n = spec.split(':')
-        bad[int(n)] = kind
+        if n == 'all':
+            bad_all = kind
+        else:
+            bad[int(n)] = kind
     nth_sample = 0
     before, after = {}, {}      # record index -> records to put there
     for gi, g in enumerate(groups):
@@ -393,7 +397,7 @@ def defer_mode(a, records, st, attrs):
             v, off, ips, at, user = p
             g = group_of(groups, i)
             chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED, g['cookie']]
-            kind = bad.get(nth_sample)
+            kind = bad.get(nth_sample, bad_all)
             if kind == 'cookie0':
                 chain = ips[:at] + [PERF_CONTEXT_USER_DEFERRED, 0]
             elif kind == 'nocookie':

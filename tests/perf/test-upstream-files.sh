@@ -1,0 +1,212 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Files as upstream perf (6.16 and later) writes them (patches 0038-0040).
+#
+# tests/perf/upstream.py rewrites a file into upstream's layouts, record for
+# record the same data: PERF_RECORD_COMPRESSED2 made with libzstd (one
+# stream, flushed at each record, pushes cut inside events, records capped
+# and padded), attrs of 136, 144 and 200 bytes, BPF_METADATA and SCHEDSTAT
+# records, header features after 6.1, pipe streams, a 16-byte TRACING_DATA
+# record.  On each, perf script, perf report --stdio, perf stitch -o (read
+# by the system perf), -F folded and --stats (text and JSON) must print
+# exactly what they print for the same records written the 6.1 way; the
+# newer records and features are named (-D, --stats, --header-only); a
+# record of the 6.16 size-wrap bug, records of unknown type and samples
+# that cannot be read make perf stitch fail (-f: a warning), -q hiding
+# only the summary.
+#
+# usage: tests/perf/test-upstream-files.sh     (after make -f Makefile.perf-patch)
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (reads the converted
+#   files), PYTHON, CC, KEEP, VERBOSE.
+# Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
+# tracepoint recording.  Output and exit status: see lib.sh.
+
+PYTHON=${PYTHON:-/usr/bin/python3}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+sys_perf_runs || abort "no system perf ($SYS_PERF) to read the converted files"
+UP="$PY $here/upstream.py"
+
+# Two lines differ by design: perf report's random tip, and the count of
+# records in "Processed N events and lost M chunks!", which takes each
+# compressed record for one more, in 6.1 (COMPRESSED) as upstream.
+normal() { sed -E -e '/^# \(Tip: /d' -e 's/^Processed [0-9]+ events and lost/Processed N events and lost/'; }
+# views F IN: what every tool prints for the input IN, as files F.*
+views() {
+	local f=$1 in=$2
+
+	"$PERF" script -i "$in" $KS 2>&1 | normal > "$f.script"
+	"$PERF" report -i "$in" --stdio $KS 2>&1 | normal > "$f.report"
+	rm -f "$f.conv"
+	"$PERF" stitch -q -i "$in" -o "$f.conv" > "$f.conv.out" 2>&1
+	"$SYS_PERF" script -i "$f.conv" $KS > "$f.conv.script" 2>&1
+	"$PERF" stitch -F folded -i "$in" -o - > "$f.folded" 2> /dev/null
+	"$PERF" stitch --stats -i "$in" 2>&1 | normal > "$f.stats"
+	"$PERF" stitch --stats=json -i "$in" 2>&1 | normal > "$f.json"
+}
+# compare NAME BASE VARIANT: every view of VARIANT as BASE's
+compare() {
+	local v
+
+	for v in script report conv.out conv.script folded stats json; do
+		check "$1: $v as the 6.1 layout's" same "$2.$v" "$3.$v"
+	done
+}
+
+# ------------------------------------------------------------ writer-made files
+build_workload "$here/workload.c" workload -O0 -fno-inline -no-pie -pthread
+scen="cross_cpu record_first one_cookie_two_events late_sample duplicates lost zero_entries
+	bogus_ip dummy_no_cpu"
+# shellcheck disable=SC2086
+$PY "$here/scenarios.py" gen --workload workload --out . $scen > scenarios.list 2> gen.log ||
+	{ cat gen.log; abort "scenarios.py gen"; }
+KS=--kallsyms=$tmp/kallsyms
+
+for n in $(cat scenarios.list); do
+	$UP $n.raw.data $n.same.data > /dev/null || bad "$n: upstream.py"
+	check "$n: upstream.py without options writes the file as it was" cmp -s $n.raw.data $n.same.data
+	views $n.base $n.raw.data
+	check "$n: the 6.1 layout reads (perf script)" has $n.base.script 'deferred callchains:'
+	$UP $n.raw.data $n.base.pipe --pipe > /dev/null
+	views $n.basep $n.base.pipe
+	check "$n: the 6.1 pipe reads (perf script)" has $n.basep.script 'deferred callchains:'
+
+	while read -r name opts; do
+		# shellcheck disable=SC2086
+		$UP $n.raw.data $n.$name.data $opts > $n.$name.log || bad "$n: upstream.py $opts"
+		views $n.$name $n.$name.data
+		case $opts in
+		*--pipe*) compare "$n: $name" $n.basep $n.$name ;;
+		*) compare "$n: $name" $n.base $n.$name ;;
+		esac
+	done <<-EOF
+	z --compress
+	z-cut --compress --push 211 --cap 64 --plain 3
+	attr136 --attr-size 136
+	attr144 --attr-size 144
+	attr200 --attr-size 200
+	newer --newer-records --newer-features
+	all --compress --attr-size 144 --newer-records --newer-features --push 333 --cap 100
+	zpipe --pipe --compress --push 211 --cap 64
+	allpipe --pipe --compress --attr-size 144 --newer-records --newer-features --push 333
+	EOF
+	check "$n: records cut at 64 bytes of zstd data, several per push" \
+		gt "$(count $n.z-cut.log '^compressed2 ')" "$(count $n.z.log '^compressed2 ')"
+done
+
+# one scenario, looked at closer
+n=cross_cpu
+"$PERF" report --stats -i $n.all.data > all.stats 2> all.stats.err
+check "report --stats: COMPRESSED2 records counted" gt "$(stat all.stats COMPRESSED2)" 0
+for t in BPF_METADATA SCHEDSTAT_CPU SCHEDSTAT_DOMAIN; do
+	check "report --stats: $t by name" eq "$(stat all.stats $t)" 1
+done
+check "report --stats: nothing unknown" eq "$(stat all.stats UNKNOWN)" 0
+check "no 'unknown events' warning anywhere" hasnt $n.all.script 'unknown'
+"$PERF" report -D -i $n.newer.data > newer.dump 2>&1
+check "-D: BPF_METADATA named, skipped" has newer.dump 'PERF_RECORD_BPF_METADATA: not read by this perf, skipped'
+check "-D: SCHEDSTAT_DOMAIN named, skipped" has newer.dump 'PERF_RECORD_SCHEDSTAT_DOMAIN: not read by this perf, skipped'
+for f in $n.all.data $n.allpipe.data; do
+	"$PERF" report --header-only -i $f > $f.header 2>&1
+	check "$f --header-only: cpu_domain_info named" \
+		has $f.header '^# cpu_domain_info: feature 32 of a newer perf \([0-9]+ bytes\), skipped$'
+	check "$f --header-only: e_machine, cln_size named" \
+		eval "has $f.header '^# e_machine: feature 33 ' && has $f.header '^# cln_size: feature 34 '"
+	check "$f --header-only: an unknown number said" \
+		has $f.header '^# feature 40 of a newer perf \(8 bytes\), skipped$'
+done
+check "pipe --header-only: the features it knows read as before (event descriptions)" \
+	has $n.allpipe.data.header '^# event : name = cpu-clock'
+check "file --header-only: the features it knows as before" has $n.all.data.header '^# hostname : scenario-'
+for f in $n.all.data $n.allpipe.data; do
+	"$PERF" stitch -i $f -o $f.st > /dev/null 2> $f.st.err
+	check "perf stitch -o $f: newer features left out, counted" \
+		has $f.st.err ' 4 header features unknown to this perf left out'
+done
+"$PERF" report --stats -i $n.all.conv > conv.stats 2>&1
+"$PERF" report --header-only -i $n.all.conv > conv.header 2>&1
+check "perf stitch -o of a compressed file writes it uncompressed" \
+	eval "[ $(stat conv.stats COMPRESSED2) -eq 0 ] && [ $(stat conv.stats SAMPLE) -gt 0 ] && hasnt conv.header 'compressed'"
+"$SYS_PERF" report --header-only -i $n.all.conv > conv.header6 2>&1
+check "the system perf reads its header: attrs at its size, no newer feature" \
+	eval "has conv.header6 '^# event : name = cpu-clock' && hasnt conv.header6 'newer perf|unknown'"
+
+# ------------------------------------------------------------ what cannot be read
+$UP $n.raw.data wrap.data --compress --push 1000000 --wrap-size > wrap.log
+off=$(sed -nE '$s/^compressed2 offset=(0x[0-9a-f]+) .*/\1/p' wrap.log)
+"$PERF" script -i wrap.data $KS > wrap.script 2> wrap.err
+check "COMPRESSED2 of the 6.16 size wrap: perf script fails" [ $? -ne 0 ]
+check "size wrap: the file, the offset and why" \
+	has wrap.err "^wrap.data: $off: PERF_RECORD_COMPRESSED2 of [0-9]+ bytes says it holds [0-9]+ bytes of data: its size wrapped"
+"$PERF" stitch -i wrap.data -o wrap.out > /dev/null 2> wrap.st.err
+check "size wrap: perf stitch -o fails" [ $? -ne 0 ]
+no_output "size wrap: perf stitch -o" wrap.out
+"$PERF" stitch -F folded -i wrap.data -o wrap.folded > /dev/null 2>&1
+check "size wrap: perf stitch -F folded fails" [ $? -ne 0 ]
+no_output "size wrap: -F folded" wrap.folded
+
+# records of a type nobody knows: said, and an error unless -f
+$PY "$here/inject-deferred.py" --raw-type 99 --raw-type 99 $n.raw.data unknown.data > /dev/null
+for mode in "-o unknown.out" "-F folded -o unknown.out" "--stats" "--stats=json"; do
+	rm -f unknown.out
+	# shellcheck disable=SC2086
+	"$PERF" stitch -i unknown.data $mode > unknown.stdout 2> unknown.err
+	check "unknown records, perf stitch $mode: fails" [ $? -ne 0 ]
+	check "unknown records, perf stitch $mode: says what was skipped" \
+		has unknown.err '^unknown.data: error: 2 records of types this perf does not know were skipped \(the first: type 99 at 0x[0-9a-f]+\); -f to go on without them$'
+	no_output "unknown records, perf stitch $mode" unknown.out
+	# shellcheck disable=SC2086
+	"$PERF" stitch -f -q -i unknown.data $mode > unknown.stdout 2> unknown.err
+	check "unknown records, perf stitch -f -q $mode: goes on, warning kept" \
+		eval "[ $? -eq 0 ] && has unknown.err '^unknown.data: warning: 2 records of types'"
+done
+check "unknown records, -f -o: the summary counts them" \
+	eval "'$PERF' stitch -f -i unknown.data -o unknown2.out 2>&1 | grep -q ', 2 records of unknown type skipped'"
+# samples in the data, none of them readable (every deferred callchain
+# malformed: perf reports and skips each)
+"$SYS_PERF" record -q -g -e cpu-clock -o tiny.data -- ./workload > /dev/null 2>&1 ||
+	bad "perf record ./workload"
+$PY "$here/inject-deferred.py" --defer --bad-sample cookie0:all tiny.data bad.data > /dev/null
+for mode in "-F folded -o bad.out" "--stats"; do
+	rm -f bad.out
+	# shellcheck disable=SC2086
+	"$PERF" stitch -i bad.data $mode > /dev/null 2> bad.err
+	check "no readable sample, perf stitch $mode: fails, says so" \
+		eval "[ $? -ne 0 ] && has bad.err '^bad.data: error: [0-9]+ samples in the data, none could be read; -f to go on$'"
+	no_output "no readable sample, perf stitch $mode" bad.out
+done
+# -q hides the summary, never an error
+: > exists.out
+"$PERF" stitch -q -i $n.raw.data -o exists.out > /dev/null 2> exists.err
+check "-q: an existing output is still refused out loud" \
+	eval "[ $? -ne 0 ] && has exists.err 'exists, not overwriting'"
+"$PERF" stitch -q -f -i $n.raw.data -o exists.out > /dev/null 2> quiet.err
+check "-q: no summary" [ ! -s quiet.err ]
+
+# ------------------------------------------------------------ a real recording
+# tracepoints (tracing data in a pipe), --emulate of a compressed input
+record_fp fp.data 200
+$UP fp.data fpz.data --compress --push 3000 > /dev/null
+"$PERF" stitch --emulate -q --seed 7 --drop 0.2 -i fp.data -o emu.data
+"$PERF" stitch --emulate -q --seed 7 --drop 0.2 -i fpz.data -o emuz.data
+"$PERF" script -i emu.data > emu.script 2>&1
+"$PERF" script -i emuz.data > emuz.script 2>&1
+check "--emulate of a COMPRESSED2 input: the same deferred file" same emu.script emuz.script
+FIELDS="-F comm,tid,time,event,ip,sym,trace"
+"$PERF" script -i emu.data $FIELDS > tp.file 2>&1
+for sz in 12 16; do
+	$UP emu.data tp$sz.pipe --pipe --tracing-data-size $sz > /dev/null
+	"$PERF" script -i tp$sz.pipe $FIELDS > tp$sz.script 2>&1
+	check "pipe with a $sz-byte TRACING_DATA record: tracepoints as from the file" \
+		same tp.file tp$sz.script
+	"$PERF" stitch -i tp$sz.pipe -o - 2> /dev/null | "$SYS_PERF" script -i - $FIELDS > tp$sz.conv 2>&1
+	"$PERF" stitch -q -i emu.data -o - | "$SYS_PERF" script -i - $FIELDS > tp.conv 2>&1
+	check "pipe with a $sz-byte TRACING_DATA record: perf stitch -o - as from the file" \
+		same tp.conv tp$sz.conv
+done
+check "the recording has tracepoint samples" has tp.file 'raw_syscalls:sys_exit'
+
+finish
