@@ -345,8 +345,8 @@ check "file to pipe: the input's build ids as HEADER_BUILD_ID records" \
 	"$("$SYS_PERF" buildid-list -i emu.data 2> /dev/null | wc -l)"
 check "file to pipe: no CALLCHAIN_DEFERRED" hasnt fp.dump 'CALLCHAIN_DEFERRED'
 
-# pipe to file: the deferred file as a pipe (attrs, tracing data, data)
-$PY "$here/file2pipe.py" emu.data emu.pipe
+# pipe to file: the deferred file as a pipe (attrs, features, tracing data, data)
+$PY "$here/upstream.py" --pipe --tracing-data-size 16 emu.data emu.pipe > /dev/null
 "$PERF" stitch -i - -o pf.data < emu.pipe > pf.out 2> pf.err
 check "pipe to file: exit status 0" eq "$?" 0
 check "pipe to file: the same counts as file to file" \

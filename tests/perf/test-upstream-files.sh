@@ -134,6 +134,15 @@ check "perf stitch -o of a compressed file writes it uncompressed" \
 check "the system perf reads its header: attrs at its size, no newer feature" \
 	eval "has conv.header6 '^# event : name = cpu-clock' && hasnt conv.header6 'newer perf|unknown'"
 
+# through real pipes (no lseek to fall back on), compressed
+cat $n.allpipe.data | "$PERF" stitch -i - -o - 2> pp.err | "$SYS_PERF" script -i - $KS > pp.script 2>&1
+check "pipe to pipe through real pipes: the system perf reads it as the file's" \
+	same pp.script $n.base.conv.script
+check "pipe to pipe: HEADER_COMPRESSED and the newer features left out" \
+	has pp.err ', 4 header features unknown to this perf left out; wrote stdout$'
+cat $n.allpipe.data | "$PERF" script -i - $KS 2>&1 | normal > pp.ours
+check "perf script from a real pipe: as from the file" same pp.ours $n.allpipe.script
+
 # ------------------------------------------------------------ what cannot be read
 $UP $n.raw.data wrap.data --compress --push 1000000 --wrap-size > wrap.log
 off=$(sed -nE '$s/^compressed2 offset=(0x[0-9a-f]+) .*/\1/p' wrap.log)
