@@ -10,8 +10,10 @@
         events; writes FILE.data, FILE.kallsyms, FILE.json (expected
         orphans and samples per event)
     export-check.py script-stacks EVENT < perf-script-output
-        one line per EVENT sample, "TID<tab>frame;..." root first, the
-        frames named as perf stitch -F speedscope names them
+        one line per run of EVENT samples with the same stack in a thread,
+        "TID<tab>WEIGHT<tab>frame;..." root first, WEIGHT the sum of the
+        periods, the frames named as perf stitch -F speedscope names them
+        (perf script -F comm,tid,time,period,event,ip,sym,dso)
     export-check.py truth-orphans EVENT TRUTH
         the number of EVENT samples the emulation's truth expects orphaned
 """
@@ -90,24 +92,36 @@ def gen(workload, out):
 
 HEADER = re.compile(r'^(\S.*?)\s+(\d+)(?:/(\d+))?\s+.*?(\S+):\s*$')
 FRAME = re.compile(r'^\s*([0-9a-f]+) (.+) \(([^()]*)\)$')
+PERIOD = re.compile(r':\s*(\d+)\s+\S+:\s*$')
 
 
 def script_stacks(event):
-    """perf script -F comm,tid,time,event,ip,sym,dso: the samples of
-    EVENT, frames root first, unknown symbols named like the export."""
-    out = []
+    """See the usage above: what -F speedscope must hold, run by run."""
+    runs = {}           # tid -> [[stack, weight]], in time order
+    order = []
     cur = None
+
+    def end():
+        stack = ';'.join(reversed(cur[2]))
+        r = runs.setdefault(cur[0], [])
+        if not r:
+            order.append(cur[0])
+        if r and r[-1][0] == stack:
+            r[-1][1] += cur[1]
+        else:
+            r.append([stack, cur[1]])
     for line in sys.stdin:
         line = line.rstrip('\n')
         if not line:
             if cur is not None:
-                out.append('%s\t%s' % (cur[0], ';'.join(reversed(cur[1]))))
+                end()
             cur = None
             continue
         m = HEADER.match(line)
         if m and not line.startswith((' ', '\t')):
             tid = m.group(3) or m.group(2)
-            cur = (tid, []) if m.group(4) == event else None
+            p = PERIOD.search(line)
+            cur = (tid, int(p.group(1)) if p else 1, []) if m.group(4) == event else None
             continue
         if cur is None:
             continue
@@ -117,8 +131,10 @@ def script_stacks(event):
         name, mod = m.group(2), m.group(3)
         if name == '[unknown]' and mod != '[unknown]':
             name = '[%s]' % os.path.basename(mod)
-        cur[1].append(name)
-    sys.stdout.write(''.join(line + '\n' for line in out))
+        cur[2].append(name)
+    for tid in order:
+        for stack, weight in runs[tid]:
+            sys.stdout.write('%s\t%d\t%s\n' % (tid, weight, stack))
 
 
 def truth_orphans(event, truth):

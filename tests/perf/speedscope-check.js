@@ -6,7 +6,7 @@
 // compare with perf script.
 //
 // usage: node speedscope-check.js NODE_MODULES FILE
-//   exit 0: valid; stdout: one line per sample, "TID<tab>frame;frame..."
+//   exit 0: valid; stdout: one line per sample, "TID<tab>WEIGHT<tab>frame;..."
 //           (root first, frame = name, the profile name ends in " TID")
 //   exit 1: invalid (ajv's errors on stderr) or unreadable
 'use strict';
@@ -49,15 +49,16 @@ for (const p of doc.profiles) {
 			      `${p.weights.length} weights`);
 		bad++;
 	}
-	for (const s of p.samples) {
+	p.samples.forEach((s, i) => {
 		for (const f of s) {
 			if (!Number.isInteger(f) || f < 0 || f >= frames.length) {
 				console.error(`${file}: profile ${p.name}: frame ${f} out of range`);
 				bad++;
 			}
 		}
-		out.push(tid + '\t' + s.map((f) => frames[f] ? frames[f].name : '?').join(';'));
-	}
+		out.push(tid + '\t' + p.weights[i] + '\t' +
+			 s.map((f) => frames[f] ? frames[f].name : '?').join(';'));
+	});
 }
 if (bad)
 	process.exit(1);

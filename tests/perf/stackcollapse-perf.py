@@ -10,6 +10,7 @@ script is not packaged for Debian nor on npm, so it is not available here.
 
     perf script | stackcollapse-perf.py [--kernel] [--pid] [--tid]
                                         [--event-filter EVENT] [--separator]
+                                        [--count-samples]
 
 What it re-implements (the script's options --inline, --context, --jit,
 --all and --addrs are left out):
@@ -20,9 +21,16 @@ What it re-implements (the script's options --inline, --context, --jit,
     blank, a number (pid/tid or tid) and a blank; the root frame is the comm
     ("comm-PID" with --pid, "comm-PID/TID" with --tid, PID "?" when perf
     script printed no pid), with spaces made '_';
-  - events: when the header ends in "event:", only the samples of the first
-    such event are kept (or of --event-filter); the others are skipped, and
-    a line on stderr says so once;
+  - period and event: the script's test of a header line is
+    /:\s*(\d+)*\s+(\S+):\s*$/ ("... time:  PERIOD EVENT:" at its end); when
+    it matches, $1 is the period and $2 the event, and only the samples of
+    the first such event are kept (or of --event-filter); the others are
+    skipped, and a line on stderr says so once.  A line it does not match
+    (a tracepoint's, whose fields follow the event name) is never filtered
+    out.  The period is the weight of the sample's stack; without one
+    (no match, no digits, or "0": Perl's `not $period`) the weight is 1;
+  - a filtered sample's stack lines and its end are ignored (`next if not
+    $pname`);
   - stack line: "addr func (module)"; a trailing "+0x..." offset is
     stripped, a func starting with '(' is skipped, "a->b" is split into
     frames with "_[i]" (inlined) on all but the first; func "[unknown]"
@@ -34,7 +42,11 @@ What it re-implements (the script's options --inline, --context, --jit,
     a leading 'L' of a name with a '/' goes;
   - --kernel: "_[k]" after a frame whose module starts with '[' or ends in
     "vmlinux" and does not contain "unknown" (not on "_[i]" frames);
-  - output: "stack count" lines sorted by stack, byte-wise.
+  - output: "stack count" lines sorted by stack, byte-wise, the count being
+    the sum of the weights.
+
+Not the script's: --count-samples weighs every sample 1, the reference for
+'perf stitch -F folded --count=samples'.
 
 Deliberate differences, where the Perl script guesses from text what perf
 knows (perf stitch follows perf's knowledge):
@@ -55,7 +67,7 @@ import re
 import sys
 
 HEADER = re.compile(r'^(\S.+?)\s+(\d+)/*(\d+)*\s+', re.ASCII)
-EVENT = re.compile(r'(\S+):\s*$', re.ASCII)
+PERIOD_EVENT = re.compile(r':\s*(\d+)*\s+(\S+):\s*$', re.ASCII)
 FRAME = re.compile(r'^\s*(\w+)\s*(.+) \((\S*)\)', re.ASCII)
 OFFSET = re.compile(r'\+0x[\da-f]+$', re.ASCII)
 GO_METHOD = re.compile(r'\.\(.*\)\.')
@@ -100,6 +112,7 @@ class Collapser:
         self.collapsed = {}
         self.stack = []         # leaf first: (frames of one line, side)
         self.pname = None
+        self.period = 1
 
     def end_of_stack(self):
         if not self.pname:
@@ -117,7 +130,7 @@ class Collapser:
         for fr in reversed(frames):
             out.extend(fr)
         key = ';'.join(out)
-        self.collapsed[key] = self.collapsed.get(key, 0) + 1
+        self.collapsed[key] = self.collapsed.get(key, 0) + self.period
         self.stack = []
         self.pname = None
 
@@ -137,9 +150,12 @@ class Collapser:
         comm, pid, tid = m.group(1), m.group(2), m.group(3)
         if not tid:
             tid, pid = pid, '?'
-        e = EVENT.search(line)
+        self.period = 1
+        e = PERIOD_EVENT.search(line)
         if e:
-            event = e.group(1)
+            period, event = e.group(1), e.group(2)
+            if period and int(period) and not self.args.count_samples:
+                self.period = int(period)
             if self.event_filter == '':
                 self.event_filter = event
                 self.defaulted = True
@@ -211,6 +227,8 @@ def main():
     ap.add_argument('--tid', action='store_true', help='include TID and PID with process names')
     ap.add_argument('--kernel', action='store_true', help='annotate kernel functions with _[k]')
     ap.add_argument('--event-filter', default='', help='event name filter')
+    ap.add_argument('--count-samples', action='store_true',
+                    help='(not the script\'s) weigh each sample 1')
     ap.add_argument('--separator', action='store_true',
                     help="a '-' frame between the user and the kernel part (not in the script)")
     ap.add_argument('infile', nargs='*')

@@ -166,9 +166,11 @@ check "stacks.folded: every line 'stack count'" eq \
 	"$(grep -Evc '^.+ [0-9]+$' "$out/stacks.folded")" 0
 # the profile's event, not the emulator's raw_syscalls:sys_exit samples
 event=$("$PERF" evlist -i "$out/perf.data" 2> /dev/null | head -1)
-nev=$("$PERF" script -i "$out/perf.data" -F event 2> /dev/null | grep -c "^ *$event: *\$")
-check "stacks.folded: the $event samples ($nev), all of them" eq \
-	"$(awk '{ n += $NF } END { print n + 0 }' "$out/stacks.folded")" "$nev"
+# weighed by period, as stackcollapse-perf.pl weighs perf script's samples
+pev=$("$PERF" script -i "$out/perf.data" -F period,event 2> /dev/null |
+	awk -v e="$event:" '$NF == e { n += $(NF - 1) } END { print n + 0 }')
+check "stacks.folded: the $event samples, all of them, weighed by period ($pev)" eq \
+	"$(awk '{ n += $NF } END { print n + 0 }' "$out/stacks.folded")" "$pev"
 check "profile.speedscope.json written" test -s "$out/profile.speedscope.json"
 check "profile.speedscope.json: JSON" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' \
 	"$out/profile.speedscope.json"

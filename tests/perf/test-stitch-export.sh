@@ -44,15 +44,25 @@ sum() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 # lost FILE [REASON]: the samples of the lines with a lost-stack frame
 lost() { grep -F "[user stack lost: ${2:-}" "$1" | sum /dev/stdin; }
 # nsamples FILE EVENT: samples of EVENT in perf script -F ...,event output
-nsamples() { grep -cE "^[^ 	].* $2: *$" "$1"; }
+nsamples() { grep -cE " $2: *$" "$1"; }
+# periods FILE EVENT: the periods of EVENT's samples in perf script -F ...,period,event
+periods() { awk -v e="$2:" '$NF == e { n += $(NF - 1) } END { print n + 0 }' "$1"; }
 
-FIELDS=comm,pid,tid,time,event,ip,sym,dso
+# perf script's fields where the pid must be printed (--pid, --tid): a
+# header like the default one (the period; a tracepoint's fields after
+# its name)
+FIELDS=comm,pid,tid,time,period,event,trace,ip,sym,dso
 
-# compare NAME DATA "COLLAPSE OPTIONS" "STITCH OPTIONS" [perf options...]
+# compare NAME DATA "COLLAPSE OPTIONS" "STITCH OPTIONS" [perf options...]:
+# perf stitch -F folded against 'perf script | stackcollapse-perf.py', perf
+# script printing its default fields (FIELDS for --pid and --tid)
 compare() {
-	local name=$1 data=$2 copts=$3 sopts=$4
+	local name=$1 data=$2 copts=$3 sopts=$4 fields=
+
 	shift 4
-	"$PERF" script -i "$data" -F $FIELDS "$@" 2> /dev/null | $COLLAPSE $copts 2> /dev/null |
+	case " $copts " in *" --pid "* | *" --tid "*) fields="-F $FIELDS" ;; esac
+	# shellcheck disable=SC2086
+	"$PERF" script -i "$data" $fields "$@" 2> /dev/null | $COLLAPSE $copts 2> /dev/null |
 		sort > "$name.expected"
 	# shellcheck disable=SC2086
 	"$PERF" stitch -F folded -i "$data" $sopts "$@" > "$name.folded" 2> "$name.err"
@@ -74,12 +84,12 @@ speedscope() {
 		bad "$name: valid against speedscope's file format schema (ajv)"
 		head -20 "$name.invalid" | sed 's/^/     /'
 	fi
-	"$PERF" script -i "$data" -F comm,tid,time,event,ip,sym,dso "$@" 2> /dev/null |
+	"$PERF" script -i "$data" -F comm,tid,time,period,event,ip,sym,dso "$@" 2> /dev/null |
 		$HELP script-stacks "$event" > "$name.script-stacks"
 	# by thread (stable: each thread's samples stay in time order)
 	sort -s -t '	' -k1,1n "$name.stacks" > "$name.stacks.by-tid"
 	sort -s -t '	' -k1,1n "$name.script-stacks" > "$name.script-stacks.by-tid"
-	check "$name: each thread's samples = perf script's, in order" \
+	check "$name: each thread's runs of samples and their periods = perf script's, in order" \
 		same "$name.stacks.by-tid" "$name.script-stacks.by-tid"
 }
 
@@ -89,30 +99,41 @@ record_fp fp.data 400
 	> /dev/null 2> emu.err
 check "perf stitch --emulate --drop 0.15: exit 0" eq "$?" 0
 
-"$PERF" script -i emu.data -F $FIELDS > emu.script 2> /dev/null
+"$PERF" script -i emu.data -F comm,tid,time,period,event > emu.script 2> /dev/null
 ncpu=$(nsamples emu.script cpu-clock)
 nsys=$(nsamples emu.script raw_syscalls:sys_exit)
+pcpu=$(periods emu.script cpu-clock)
 check "(a) recording: cpu-clock samples ($ncpu)" gt "$ncpu" 300
 
-# the event is named: which one is sampled first (the default) depends
-# on the run; the default is checked below
-compare a emu.data "--event-filter cpu-clock" "--event cpu-clock"
-check "(a) counts add up to perf script's cpu-clock samples" eq "$(sum a.folded)" "$ncpu"
-norph=$($HELP truth-orphans cpu-clock emu.truth)
-check "(a) some orphans expected ($norph)" gt "$norph" 10
-check "(a) orphans shown with their reason frame: as many as the truth's" \
-	eq "$(lost a.folded)" "$norph"
-check "(a) summary: exported and orphans" has a.err \
-	"^perf stitch: $ncpu cpu-clock samples exported \\($ncpu deferred: [0-9]+ stitched, $norph orphans"
-check "(a) summary: the other event left out" has a.err \
-	"; $nsys samples of other events left out \\(--event\\)$"
-first=$("$PERF" script -i emu.data -F event 2> /dev/null | head -1 | sed -E 's/^ *//; s/: *$//')
-compare a-default emu.data "" ""
-check "(a) without --event: the first event sampled ($first)" \
-	has a-default.err "^perf stitch: [0-9]+ $first samples exported"
+# the default: weighed by period, the first event stackcollapse-perf.pl can
+# filter (cpu-clock) and the tracepoint, whose fields follow its name
+compare a emu.data "" ""
+check "(a) summary: cpu-clock and the tracepoint samples, by period" has a.err \
+	"^perf stitch: $ncpu cpu-clock samples exported, and $nsys of events with fields after their name .*, total weight $((pcpu + nsys)) \\(periods\\)"
+check "(a) weights add up to the cpu-clock periods and one per sys_exit" \
+	eq "$(sum a.folded)" "$((pcpu + nsys))"
 check "(a) sorted" eval "sort -c a.folded"
 check "(a) one line per stack" eq "$(sed 's/ [0-9]*$//' a.folded | sort -u | wc -l)" \
 	"$(wc -l < a.folded)"
+compare a-n emu.data "--count-samples" "--count=samples"
+check "(a) --count=samples: one per sample" eq "$(sum a-n.folded)" "$((ncpu + nsys))"
+check "(a) --count=samples: the same stacks" \
+	eq "$(sed 's/ [0-9]*$//' a-n.folded)" "$(sed 's/ [0-9]*$//' a.folded)"
+# --event: that event's samples only (the script's --event-filter keeps
+# the tracepoint lines it cannot filter: the reference is cut to cpu-clock)
+"$PERF" stitch -F folded -i emu.data --event cpu-clock --count=samples > a-cpu.folded 2> a-cpu.err
+check "(a) --event cpu-clock: counts add up to perf script's cpu-clock samples" \
+	eq "$(sum a-cpu.folded)" "$ncpu"
+"$PERF" stitch -F folded -i emu.data --event cpu-clock > a-cpup.folded 2> /dev/null
+check "(a) --event cpu-clock: weights add up to its periods" eq "$(sum a-cpup.folded)" "$pcpu"
+norph=$($HELP truth-orphans cpu-clock emu.truth)
+check "(a) some orphans expected ($norph)" gt "$norph" 10
+check "(a) orphans shown with their reason frame: as many as the truth's" \
+	eq "$(lost a-cpu.folded)" "$norph"
+check "(a) summary: exported and orphans" has a-cpu.err \
+	"^perf stitch: $ncpu cpu-clock samples exported \\($ncpu deferred: [0-9]+ stitched, $norph orphans"
+check "(a) summary: the other event left out" has a-cpu.err \
+	"; $nsys samples of other events left out \\(--event\\)$"
 
 compare a-kernel emu.data "--kernel" "--kernel-suffix"
 check "(a) --kernel-suffix: kernel frames marked" has a-kernel.folded ';do_syscall_64_\[k\]'
@@ -127,7 +148,7 @@ check "(a) --event raw_syscalls:sys_exit: counts add up" eq "$(sum a-sys.folded)
 "$PERF" stitch -q -F folded -i emu.data -o a.out.folded > a.stdout 2> a.out.err
 check "-o: exit 0" eq "$?" 0
 check "-o -q: nothing on stdout or stderr" eval '[ ! -s a.stdout ] && [ ! -s a.out.err ]'
-check "-o: the same as on stdout" same a.out.folded a-default.folded
+check "-o: the same as on stdout" same a.out.folded a.folded
 check "-o: no temporary file left" eval '! ls a.out.folded.tmp-* > /dev/null 2>&1'
 # -o to a device: written, never replaced by a renamed temporary file
 mkfifo out.fifo
@@ -135,11 +156,11 @@ cat out.fifo > fifo.folded &
 "$PERF" stitch -q -F folded -i emu.data -o out.fifo
 wait
 check "-o FIFO: still a FIFO" [ -p out.fifo ]
-check "-o FIFO: the output went through it" same fifo.folded a-default.folded
+check "-o FIFO: the output went through it" same fifo.folded a.folded
 
 # pipe mode: a recording written to a pipe, read from stdin
 "$SYS_PERF" record -q -g -e cpu-clock -o - -- ./workload 50 > pipe.data 2> /dev/null
-"$PERF" script -i - -F $FIELDS < pipe.data 2> /dev/null | $COLLAPSE | sort > pipe.expected
+"$PERF" script -i - < pipe.data 2> /dev/null | $COLLAPSE | sort > pipe.expected
 "$PERF" stitch -F folded -i - < pipe.data > pipe.folded 2> /dev/null
 check "-i - (pipe mode): exit 0" eq "$?" 0
 check "-i - (pipe mode): some stacks" gt "$(wc -l < pipe.folded)" 5
@@ -156,11 +177,13 @@ fi
 KS=--kallsyms=$tmp/edge.kallsyms
 "$PERF" script -i edge.data -F $FIELDS $KS > edge.script 2> /dev/null
 compare b edge.data "" "" $KS
-compare b-all edge.data "--kernel --separator --tid" "--kernel-suffix --separator --tid" $KS
+compare b-n edge.data "--count-samples" "--count=samples" $KS
+compare b-all edge.data "--kernel --separator --tid --count-samples" \
+	"--kernel-suffix --separator --tid --count=samples" $KS
 compare b-task edge.data "--event-filter task-clock" "--event task-clock" $KS
-check "(b) counts add up to the cpu-clock samples" eq "$(sum b.folded)" "$(js edge.json "d['cpu-clock']['samples']")"
+check "(b) counts add up to the cpu-clock samples" eq "$(sum b-n.folded)" "$(js edge.json "d['cpu-clock']['samples']")"
 for r in "record lost" "task exited" "stream ended"; do
-	check "(b) [user stack lost: $r]: as many as written" eq "$(lost b.folded "$r")" \
+	check "(b) [user stack lost: $r]: as many as written" eq "$(lost b-n.folded "$r")" \
 		"$(js edge.json "d['cpu-clock']['orphans']['$r']")"
 done
 check "(b) comm with spaces: V8_WorkerThread" has b.folded '^V8_WorkerThread;'
@@ -171,13 +194,16 @@ check "(b) kernel address without a map: no _[k]" has b-all.folded ';\[unknown\]
 check "(b) kernel thread: kernel part only, no separator" \
 	has b-all.folded '^kworker/1:2-77/77;ret_from_fork_\[k\];kthread_\[k\];worker_thread_\[k\];process_one_work_\[k\] 1$'
 check "(b) user mode orphan: the reason frame alone" \
-	has b.folded '^V8_WorkerThread;\[user stack lost: stream ended\] 1$'
+	has b-n.folded '^V8_WorkerThread;\[user stack lost: stream ended\] 1$'
 check "(b) two samples, one stack: count 2" \
-	has b.folded '^V8_WorkerThread;main;outer;middle;leaf;entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid 2$'
+	has b-n.folded '^V8_WorkerThread;main;outer;middle;leaf;entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid 2$'
 speedscope b-sp edge.data cpu-clock $KS
 check "(b) speedscope: file of a frame with a map" has b-sp.json '"name":"\[libgone.so.1\]","file":"/nonexistent/libgone.so.1"'
 check "(b) speedscope: profile per thread, named comm tid" has b-sp.json '"name":"V8 WorkerThread 1001"'
-check "(b) speedscope: unit none, endValue = samples" has b-sp.json \
+check "(b) speedscope: cpu-clock periods in ns, endValue = their sum" has b-sp.json \
+	'"name":"V8 WorkerThread 1000","unit":"nanoseconds","startValue":0,"endValue":5000,'
+"$PERF" stitch -F speedscope --count=samples -i edge.data -o b-spn.json --event cpu-clock $KS 2> /dev/null
+check "(b) speedscope --count=samples: unit none, endValue = samples" has b-spn.json \
 	'"name":"V8 WorkerThread 1000","unit":"none","startValue":0,"endValue":5,'
 
 # ------------------------------------------------------------ errors
@@ -207,13 +233,15 @@ check "unwritable output: error names it" has err6 'cannot create /nonexistent/d
 if "$SYS_PERF" record -q --call-graph dwarf,8192 -e cpu-clock -o dwarf.data -- ./workload 50 \
 		> /dev/null 2>&1; then
 	compare dwarf dwarf.data "" ""
-	check "DWARF: user frames unwound (main)" has dwarf.folded ';main;'
-	"$SYS_PERF" record -q --call-graph dwarf,8192 -e cpu-clock -o - -- ./workload 30 \
+	# a caller above the sampled function: the main thread, mostly asleep,
+	# may not be sampled at all, the workers always are
+	check "DWARF: user frames unwound (worker;work_step)" has dwarf.folded ';worker;work_step;'
+	"$SYS_PERF" record -q --call-graph dwarf,8192 -e cpu-clock -o - -- ./workload 50 \
 		> dwarf.pipe 2> /dev/null
-	"$PERF" script -i - -F $FIELDS < dwarf.pipe 2> /dev/null | $COLLAPSE | sort > dwarf-pipe.expected
+	"$PERF" script -i - < dwarf.pipe 2> /dev/null | $COLLAPSE | sort > dwarf-pipe.expected
 	"$PERF" stitch -F folded -i - < dwarf.pipe > dwarf-pipe.folded 2> /dev/null
 	check "DWARF, -i - (pipe mode) = stackcollapse-perf.py" same dwarf-pipe.folded dwarf-pipe.expected
-	check "DWARF, -i -: user frames unwound (main)" has dwarf-pipe.folded ';main;'
+	check "DWARF, -i -: user frames unwound (worker;work_step)" has dwarf-pipe.folded ';worker;work_step;'
 else
 	bad "perf record --call-graph dwarf ($SYS_PERF)"
 fi

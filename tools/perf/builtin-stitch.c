@@ -65,6 +65,7 @@ struct perf_stitch {
 	bool				emu_opts_set;
 	/* -F */
 	struct deferred_export_opts	exp;
+	const char			*count;		/* -F --count */
 	/* --stats: samples delivered */
 	u64				samples_read;
 };
@@ -286,6 +287,14 @@ static int stitch__export(struct perf_stitch *stitch)
 		pr_err("perf stitch: --kernel-suffix, --separator, --pid and --tid go with -F folded\n");
 		return -EINVAL;
 	}
+	if (stitch->count && strcmp(stitch->count, "period")) {
+		if (strcmp(stitch->count, "samples")) {
+			pr_err("perf stitch: unknown --count '%s' (period or samples)\n",
+			       stitch->count);
+			return -EINVAL;
+		}
+		stitch->exp.count_samples = true;
+	}
 	stitch->exp.input = stitch->input_name;
 	stitch->exp.output = stitch->output_name;
 	stitch->exp.force = stitch->force;
@@ -394,7 +403,9 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_STRING('F', "format", &stitch.format, "folded|speedscope",
 			   "export the stitched stacks as folded stacks or a speedscope profile"),
 		OPT_STRING(0, "event", &stitch.exp.event, "name",
-			   "-F: export this event's samples (default: the first event sampled)"),
+			   "-F: export this event's samples only (default: as stackcollapse-perf.pl)"),
+		OPT_STRING(0, "count", &stitch.count, "period|samples",
+			   "-F: weigh each sample by its period (default) or 1"),
 		OPT_BOOLEAN(0, "kernel-suffix", &stitch.exp.kernel_suffix,
 			    "-F folded: append _[k] to kernel frames"),
 		OPT_BOOLEAN(0, "separator", &stitch.exp.separator,
@@ -444,8 +455,9 @@ int cmd_stitch(int argc, const char **argv)
 
 	if (mode != STITCH_EXPORT &&
 	    (stitch.exp.event || stitch.exp.kernel_suffix || stitch.exp.separator ||
-	     stitch.exp.pid || stitch.exp.tid || stitch.exp.max_stack != PERF_MAX_STACK_DEPTH)) {
-		pr_err("perf stitch: --event, --kernel-suffix, --separator, --pid, --tid and --max-stack go with -F\n");
+	     stitch.exp.pid || stitch.exp.tid || stitch.count ||
+	     stitch.exp.max_stack != PERF_MAX_STACK_DEPTH)) {
+		pr_err("perf stitch: --event, --count, --kernel-suffix, --separator, --pid, --tid and --max-stack go with -F\n");
 		return -EINVAL;
 	}
 

@@ -62,7 +62,8 @@ struct export_count {
 /* speedscope: consecutive samples of a thread with the same stack */
 struct export_run {
 	u32	stack;
-	u32	count;
+	u32	count;		/* samples */
+	u64	weight;		/* their weights */
 };
 
 struct export_thread {
@@ -73,6 +74,7 @@ struct export_thread {
 	u32			nr_runs;
 	u32			alloc_runs;
 	u64			samples;
+	u64			weight;
 };
 
 struct export_stacks {
@@ -105,6 +107,9 @@ struct export_stacks {
 	struct export_count	*counts;
 	u32			nr_counts, alloc_counts;
 	struct export_id_table	count_ids;
+
+	/* samples weighed, and of them those weighed in ns (cpu/task-clock periods) */
+	u64			weighed, weighed_ns;
 
 	struct export_thread	*threads;
 	u32			nr_threads, alloc_threads;

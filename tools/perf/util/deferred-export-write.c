@@ -32,9 +32,12 @@
  *
  * Speedscope (https://www.speedscope.app/file-format-schema.json): the
  * frames in shared.frames (name; file: the dso, when there is a map), one
- * "sampled" profile per thread named "comm tid", in pid, tid order, each
- * sample's frames root first, weight 1 per sample, unit "none": the values
- * count samples (startValue 0, endValue the thread's sample count).
+ * "sampled" profile per thread named "comm tid", in pid, tid order: each run
+ * of consecutive samples with the same stack one entry, its frames root
+ * first, weighed as folded weighs them (the sum of the periods, or of the
+ * samples with --count=samples); unit "nanoseconds" when every weight is a
+ * cpu-clock or task-clock period, else "none"; startValue 0, endValue the
+ * thread's total weight.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -306,9 +309,9 @@ static int speedscope__frame(FILE *fp, const struct export_frame *f)
 static int speedscope__profile(FILE *fp, const struct export_stacks *es,
 			       const struct export_thread *t)
 {
+	const char *unit = es->weighed && es->weighed_ns == es->weighed ? "nanoseconds" : "none";
 	size_t len = strlen(t->comm) + 16;
-	bool first = true;
-	u32 r, c, i;
+	u32 r, i;
 	char *name;
 
 	name = malloc(len);
@@ -318,23 +321,20 @@ static int speedscope__profile(FILE *fp, const struct export_stacks *es,
 	fputs("{\"type\":\"sampled\",\"name\":", fp);
 	json_string(fp, name);
 	free(name);
-	fprintf(fp, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-		t->samples);
+	fprintf(fp, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
+		unit, t->weight);
 	for (r = 0; r < t->nr_runs; r++) {
 		const struct export_stack *s = &es->stacks[t->runs[r].stack];
 		const u32 *frames = es->stack_frames + s->off;
 
-		for (c = 0; c < t->runs[r].count; c++) {
-			fputs(first ? "[" : ",[", fp);
-			first = false;
-			for (i = s->len; i-- > 0;)
-				fprintf(fp, "%s%u", i == s->len - 1 ? "" : ",", frames[i]);
-			fputc(']', fp);
-		}
+		fputs(r ? ",[" : "[", fp);
+		for (i = s->len; i-- > 0;)
+			fprintf(fp, "%s%u", i == s->len - 1 ? "" : ",", frames[i]);
+		fputc(']', fp);
 	}
 	fputs("],\"weights\":[", fp);
-	for (r = 0; r < t->samples; r++)
-		fputs(r ? ",1" : "1", fp);
+	for (r = 0; r < t->nr_runs; r++)
+		fprintf(fp, "%s%" PRIu64, r ? "," : "", t->runs[r].weight);
 	fputs("]}", fp);
 	return 0;
 }
@@ -354,7 +354,7 @@ int export_stacks__write_speedscope(struct export_stacks *es, FILE *fp, const ch
 		threads[i] = &es->threads[i];
 	qsort(threads, es->nr_threads, sizeof(*threads), thread__cmp);
 	for (i = 0; i < es->nr_threads; i++) {
-		if (threads[i]->samples > threads[active]->samples)
+		if (threads[i]->weight > threads[active]->weight)
 			active = i;
 		runs += threads[i]->nr_runs;
 	}

@@ -15,8 +15,8 @@
  * Memory: frames, addresses and stacks are interned, so folded output
  * holds one counter per distinct (root frame, stack) and never grows with
  * the file.  Speedscope needs each thread's samples in order: they are
- * kept as runs of (u32 stack id, u32 count), 8 bytes per run of identical
- * consecutive stacks, at most 8 bytes per sample.
+ * kept as runs of (u32 stack id, u32 count, u64 weight), 16 bytes per run
+ * of identical consecutive stacks, at most 16 bytes per sample.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -534,10 +534,10 @@ static bool count__match(const struct export_stacks *es, u32 id, const void *key
 	return c->root == k->root && c->stack == k->stack;
 }
 
-static int reader__count(struct export_reader *rd, u32 root, u32 stack)
+static int reader__count(struct export_reader *rd, u32 root, u32 stack, u64 weight)
 {
 	struct export_stacks *es = &rd->es;
-	struct export_count key = { .root = root, .stack = stack, .count = 1 };
+	struct export_count key = { .root = root, .stack = stack, .count = weight };
 	u32 hash = export__mix((u64)root << 32 | stack);
 	struct export_id_slot *slot;
 	int err;
@@ -547,7 +547,7 @@ static int reader__count(struct export_reader *rd, u32 root, u32 stack)
 		return err;
 	slot = id_table__find(&es->count_ids, hash, count__match, es, &key);
 	if (slot->id1) {
-		es->counts[slot->id1 - 1].count++;
+		es->counts[slot->id1 - 1].count += weight;
 		return 0;
 	}
 	err = export__grow32(&es->counts, &es->alloc_counts, sizeof(*es->counts),
@@ -570,7 +570,7 @@ static bool thread__match(const struct export_stacks *es, u32 id, const void *ke
 }
 
 static int reader__run(struct export_reader *rd, struct thread *thread,
-		       struct perf_sample *sample, u32 stack)
+		       struct perf_sample *sample, u32 stack, u64 weight)
 {
 	struct export_stacks *es = &rd->es;
 	u32 hash = export__mix((u64)sample->pid << 32 | sample->tid);
@@ -601,9 +601,11 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 	}
 
 	t->samples++;
+	t->weight += weight;
 	run = t->nr_runs ? &t->runs[t->nr_runs - 1] : NULL;
 	if (run && run->stack == stack && run->count < UINT32_MAX) {
 		run->count++;
+		run->weight += weight;
 		return 0;
 	}
 	err = export__grow32(&t->runs, &t->alloc_runs, sizeof(*t->runs), t->nr_runs + 1);
@@ -611,6 +613,7 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 		return err;
 	t->runs[t->nr_runs].stack = stack;
 	t->runs[t->nr_runs].count = 1;
+	t->runs[t->nr_runs].weight = weight;
 	t->nr_runs++;
 	return 0;
 }
@@ -618,10 +621,51 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 /* ---- the tool ---- */
 
 /*
- * The event exported: --event's, or @first, the event of the first
- * sample.  Matched when the session's events are known: for a file before
- * reading the data, for a pipe at the first sample (or at the end, one
- * without samples).
+ * stackcollapse-perf.pl reads the header line perf script prints for a
+ * sample: with a period and an event name at its end ("... 250000
+ * cpu-clock:"), the period is the sample's weight and the event can be
+ * filtered; by default only the first such event is kept.  Where text
+ * follows the event name (a tracepoint's fields; the address, data source
+ * and weight perf script prints for raw events that sample them), the
+ * line is never filtered out, and weighs 1.
+ */
+static bool evsel__header_ends_in_event(struct evsel *evsel)
+{
+	const u64 raw_fields = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT |
+			       PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_PHYS_ADDR |
+			       PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE;
+	const struct perf_event_attr *attr = &evsel->core.attr;
+
+	if (attr->type == PERF_TYPE_TRACEPOINT)
+		return false;
+	return attr->type != PERF_TYPE_RAW || !(attr->sample_type & raw_fields);
+}
+
+static u64 reader__weight(const struct export_reader *rd, struct evsel *evsel,
+			  const struct perf_sample *sample)
+{
+	if (rd->opts->count_samples || !evsel__header_ends_in_event(evsel) ||
+	    !(evsel->core.attr.sample_type & PERF_SAMPLE_PERIOD))
+		return 1;
+	/* a period of 0 (printed as "0") counts 1 in the script too */
+	return sample->period ?: 1;
+}
+
+/* cpu-clock and task-clock count nanoseconds */
+static bool reader__weight_is_ns(const struct export_reader *rd, struct evsel *evsel)
+{
+	const struct perf_event_attr *attr = &evsel->core.attr;
+
+	return !rd->opts->count_samples && (attr->sample_type & PERF_SAMPLE_PERIOD) &&
+	       attr->type == PERF_TYPE_SOFTWARE &&
+	       (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * The event exported: --event's, or @first, the first sampled of those
+ * stackcollapse-perf.pl filters.  --event is matched when the session's
+ * events are known: for a file before reading the data, for a pipe at the
+ * first sample (or at the end, one without samples).
  */
 static int reader__choose_event(struct export_reader *rd, struct evsel *first)
 {
@@ -648,6 +692,25 @@ static int reader__choose_event(struct export_reader *rd, struct evsel *first)
 		pr_err(" %s", evsel__name(evsel));
 	pr_err("\n");
 	return -EINVAL;
+}
+
+/*
+ * Whether @evsel's sample goes into the export: --event's only, or as
+ * stackcollapse-perf.pl by default: the first event whose header line it
+ * can filter (chosen here), and every event whose line it cannot.
+ */
+static int reader__keeps(struct export_reader *rd, struct evsel *evsel, bool *keep)
+{
+	int err = 0;
+
+	if (!rd->opts->event && !evsel__header_ends_in_event(evsel)) {
+		*keep = true;
+		return 0;
+	}
+	if (!rd->evsel)
+		err = reader__choose_event(rd, evsel);
+	*keep = evsel == rd->evsel;
+	return err;
 }
 
 /* A pipe's attrs: callchains resolved as their sample types say (reader__setup()). */
@@ -696,21 +759,22 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 	struct export_reader *rd = container_of(tool, struct export_reader, tool);
 	struct addr_location al;
 	u32 stack, root;
+	bool keep;
+	u64 weight;
 	int err;
 
 	rd->stats->samples++;
-	if (!rd->evsel) {
-		/* a pipe's events are known once their HEADER_ATTR records came */
-		err = reader__choose_event(rd, evsel);
-		if (err) {
-			rd->err = err;
-			return err;
-		}
+	/* a pipe's events are known once their HEADER_ATTR records came */
+	err = reader__keeps(rd, evsel, &keep);
+	if (err) {
+		rd->err = err;
+		return err;
 	}
-	if (evsel != rd->evsel) {
+	if (!keep) {
 		rd->stats->other_events++;
 		return 0;
 	}
+	weight = reader__weight(rd, evsel, sample);
 	if (machine__resolve(machine, &al, sample) < 0) {
 		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
 			   ", left out\n", sample->pid, sample->tid, sample->time);
@@ -724,9 +788,9 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED) {
 		err = reader__root(rd, al.thread, sample, &root);
 		if (!err)
-			err = reader__count(rd, root, stack);
+			err = reader__count(rd, root, stack, weight);
 	} else if (!err) {
-		err = reader__run(rd, al.thread, sample, stack);
+		err = reader__run(rd, al.thread, sample, stack, weight);
 	}
 	addr_location__put(&al);
 	if (err) {
@@ -734,6 +798,11 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 		return err;
 	}
 	rd->stats->exported++;
+	rd->stats->weight += weight;
+	rd->es.weighed++;
+	rd->es.weighed_ns += reader__weight_is_ns(rd, evsel);
+	if (evsel != rd->evsel)
+		rd->stats->unfiltered++;
 	reader__count_deferred(rd, sample);
 	return 0;
 }
@@ -809,6 +878,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	int err;
 
 	memset(stats, 0, sizeof(*stats));
+	stats->count_samples = opts->count_samples;
 	rd.es.opts = opts;
 	/* before the work: a refusal (an existing file, the input) comes first */
 	err = stitch_output__open(&out, opts->output, opts->input, opts->force, 0666);
@@ -909,8 +979,11 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 	bool first = true;
 	int r;
 
-	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported,
+	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported - st->unfiltered,
 		st->event[0] ? st->event : "(no)");
+	if (st->unfiltered)
+		fprintf(fp, ", and %" PRIu64 " of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
+			st->unfiltered);
 	if (st->deferred) {
 		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
 			st->deferred, st->stitched, st->orphans);
@@ -927,7 +1000,8 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 			fprintf(fp, ", %" PRIu64 " not stitched", st->unstitched);
 		fprintf(fp, ")");
 	}
-	fprintf(fp, ", %" PRIu64 " stacks, %" PRIu64 " frames", st->stacks, st->frames);
+	fprintf(fp, ", total weight %" PRIu64 " (%s), %" PRIu64 " stacks, %" PRIu64 " frames",
+		st->weight, st->count_samples ? "samples" : "periods", st->stacks, st->frames);
 	if (st->other_events)
 		fprintf(fp, "; %" PRIu64 " samples of other events left out (--event)",
 			st->other_events);

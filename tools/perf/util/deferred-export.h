@@ -10,7 +10,7 @@
  * part belongs.  Stacks are aggregated while streaming: every distinct
  * address is resolved once, frames and stacks are interned, so folded
  * output needs memory for the distinct stacks only; speedscope keeps one
- * run-length list of stack ids per thread (8 bytes per run of identical
+ * run-length list of stack ids per thread (16 bytes per run of identical
  * consecutive stacks).
  */
 #ifndef __PERF_DEFERRED_EXPORT_H
@@ -32,8 +32,14 @@ struct deferred_export_opts {
 	const char			*output;	/* NULL or "-": stdout */
 	bool				force;
 	enum deferred_export_format	format;
-	/* the event whose samples are exported; NULL: the first one sampled */
+	/*
+	 * The event whose samples are exported; NULL: as stackcollapse-perf.pl
+	 * picks them from perf script (deferred_export__keeps() in
+	 * deferred-export.c)
+	 */
 	const char			*event;
+	/* weigh each sample 1, not by its period as stackcollapse-perf.pl does */
+	bool				count_samples;
 	unsigned int			max_stack;
 	/* folded only, as stackcollapse-perf.pl's --kernel, --pid, --tid */
 	bool				kernel_suffix;	/* "_[k]" on kernel frames */
@@ -45,7 +51,10 @@ struct deferred_export_opts {
 struct deferred_export_stats {
 	char	event[64];		/* the event exported */
 	u64	samples;		/* all samples read */
-	u64	exported;		/* samples of that event, in the output */
+	u64	exported;		/* samples in the output */
+	u64	unfiltered;		/* of them, of events stackcollapse-perf.pl cannot filter */
+	u64	weight;			/* their weights: periods, or 1 each */
+	bool	count_samples;		/* the weights are samples (--count=samples) */
 	u64	other_events;		/* samples of other events, left out */
 	u64	unresolved;		/* no thread for them: reported, left out */
 	u64	deferred;		/* exported samples with a deferred user part */
