@@ -25,11 +25,12 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
 # linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
 # chromium renders make demo's flame graph in the screenshot test; time
-# (/usr/bin/time) measures peak RSS in make bench.  Node.js
+# (/usr/bin/time) measures peak RSS in make bench; golang-go and the pprof
+# sources build the pprof CLI that reads -F pprof's output.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
-	chromium time
+	chromium time golang-go golang-github-google-pprof-dev
 
 all:
 	$(LIB_MAKE) all
@@ -42,8 +43,17 @@ perf:
 check-perf:
 	tests/perf/run-all.sh
 
+# The pprof CLI (build/pprof), built offline from Debian's packaged sources:
+# the perf suites read perf stitch -F pprof's profiles with it.
+PPROF := $(BUILD)/pprof
+pprof: deps
+	@if [ -x $(PPROF) ]; then echo "pprof: $(PPROF) built"; else \
+		mkdir -p $(BUILD)/go-cache && \
+		GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(BUILD)/go-cache GOFLAGS= \
+			go build -o $(PPROF) github.com/google/pprof && echo "pprof: built $(PPROF)"; fi
+
 # Future suites (patched perf, perf stitch) add their own check steps here.
-check: deps node-deps
+check: deps node-deps pprof
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
 	$(MAKE) check-perf
@@ -113,4 +123,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps demo clean
+.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps pprof demo clean

@@ -22,6 +22,7 @@
 #   $PERF if missing), PYTHON, CC, KEEP, VERBOSE, and
 #   NODE_MODULES=...  node_modules with speedscope and ajv (default: the
 #                     repository's, from make node-deps)
+#   PPROF=...         the pprof CLI (default: build/pprof, from make pprof)
 # Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
 # raw_syscalls:sys_exit tracepoint.  Output and exit status: see lib.sh.
 
@@ -35,8 +36,11 @@ if ! command -v node > /dev/null || [ ! -d "$NODE_MODULES/ajv" ] ||
    [ ! -f "$NODE_MODULES/speedscope/dist/release/file-format-schema.json" ]; then
 	abort "node, ajv or speedscope's schema missing (make node-deps)"
 fi
+PPROF=$(abs_path "${PPROF:-$top/build/pprof}")
+[ -x "$PPROF" ] || abort "no pprof CLI at $PPROF (make pprof)"
 COLLAPSE="$PY $here/stackcollapse-perf.py"
 HELP="$PY $here/export-check.py"
+PPCHECK="$PY $here/pprof-check.py"
 export LC_ALL=C
 
 # sum FILE: the counts of a folded file
@@ -69,6 +73,35 @@ compare() {
 	check "$name: exit 0" eq "$?" 0
 	check "$name: perf stitch -F folded $sopts = stackcollapse-perf.py $copts" \
 		same "$name.folded" "$name.expected"
+}
+
+# pprof NAME DATA "STITCH OPTIONS" [perf options...]: -F pprof read by the
+# pprof CLI: its traces are -F folded's stacks with their weights, its
+# table -F folded's per-function totals, for both sample types
+pprof() {
+	local name=$1 data=$2 sopts=$3 idx
+
+	shift 3
+	# shellcheck disable=SC2086
+	"$PERF" stitch -F pprof -i "$data" -o "$name.pb.gz" $sopts "$@" 2> "$name.err"
+	check "$name: -F pprof: exit 0" eq "$?" 0
+	check "$name: gzip" eval "gzip -t '$name.pb.gz'"
+	for idx in samples 1; do
+		local w=
+		[ $idx = samples ] && w=--count=samples
+		# shellcheck disable=SC2086
+		"$PERF" stitch -F folded -i "$data" $sopts $w "$@" > "$name.$idx.folded" 2> /dev/null
+		"$PPROF" -sample_index=$idx -traces -unit=ns "$name.pb.gz" 2> "$name.$idx.pprof-err" |
+			$PPCHECK traces > "$name.$idx.traces"
+		check "$name: pprof -traces (index $idx) = -F folded $w" \
+			same "$name.$idx.traces" "$name.$idx.folded"
+		$PPCHECK folded-functions < "$name.$idx.folded" > "$name.$idx.functions"
+		"$PPROF" -sample_index=$idx -top -unit=ns -nodecount=100000 -nodefraction=0 \
+			"$name.pb.gz" 2> /dev/null |
+			$PPCHECK top > "$name.$idx.top"
+		check "$name: pprof -top (index $idx): per function flat and cum = -F folded's" \
+			same "$name.$idx.top" "$name.$idx.functions"
+	done
 }
 
 # speedscope NAME DATA EVENT [perf options...]
@@ -168,6 +201,27 @@ check "-i - (pipe mode) = stackcollapse-perf.py" same pipe.folded pipe.expected
 
 speedscope a-sp emu.data cpu-clock
 
+pprof a-pp emu.data ""
+"$PPROF" -raw a-pp.pb.gz > a-pp.raw 2> /dev/null
+check "(a) pprof, cpu-clock and a tracepoint: samples/count, events/count (default)" \
+	has a-pp.raw '^samples/count events/count\[dflt\]$'
+"$PPROF" -tags -sample_index=samples a-pp.pb.gz > a-pp.tags 2> /dev/null
+nst=$(sed -nE 's/.*\(([0-9]+) deferred: ([0-9]+) stitched, ([0-9]+) orphans.*/\2/p' a-pp.err)
+check "(a) pprof: the stitch label counts the stitched samples ($nst)" \
+	has a-pp.tags "^ +$nst(\.0)? \([0-9.]+%\): stitched$"
+check "(a) pprof: orphans labelled with their reason" has a-pp.tags ': orphan: (record lost|task exited)$'
+check "(a) pprof: comm, pid and tid labels" \
+	eval "has a-pp.tags '^ comm: Total' && has a-pp.tags '^ pid: Total' && has a-pp.tags '^ tid: Total'"
+pprof a-ppc emu.data "--event cpu-clock"
+"$PPROF" -raw a-ppc.pb.gz > a-ppc.raw 2> /dev/null
+check "(a) pprof --event cpu-clock: periods as cpu/nanoseconds (default)" \
+	has a-ppc.raw '^samples/count cpu/nanoseconds\[dflt\]$'
+"$PERF" stitch -F pprof --count=samples -i emu.data -o a-ppn.pb.gz --event cpu-clock 2> /dev/null
+check "(a) pprof --count=samples: samples the default type" \
+	eval "'$PPROF' -raw a-ppn.pb.gz 2> /dev/null | grep -q '^samples/count\[dflt\] cpu/nanoseconds$'"
+check "(a) pprof --event cpu-clock: the workload's mapping with its build id" \
+	eval "grep -E '^ *[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ .*/workload [0-9a-f]{40}' a-ppc.raw > /dev/null"
+
 # ------------------------------------------------------------ (b) edge cases
 build_workload "$here/workload.c" swl -O0
 if ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
@@ -198,6 +252,11 @@ check "(b) user mode orphan: the reason frame alone" \
 check "(b) two samples, one stack: count 2" \
 	has b-n.folded '^V8_WorkerThread;main;outer;middle;leaf;entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid 2$'
 speedscope b-sp edge.data cpu-clock $KS
+pprof b-pp edge.data "" $KS
+"$PPROF" -raw b-pp.pb.gz > b-pp.raw 2> /dev/null
+check "(b) pprof: the lost-stack pseudo-frame, a function of its own" \
+	has b-pp.raw '\[user stack lost: stream ended\]'
+check "(b) pprof: a dso without symbols, its file name" has b-pp.raw '\[libgone\.so\.1\]'
 check "(b) speedscope: file of a frame with a map" has b-sp.json '"name":"\[libgone.so.1\]","file":"/nonexistent/libgone.so.1"'
 check "(b) speedscope: profile per thread, named comm tid" has b-sp.json '"name":"V8 WorkerThread 1001"'
 check "(b) speedscope: cpu-clock periods in ns, endValue = their sum" has b-sp.json \

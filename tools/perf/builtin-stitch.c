@@ -15,8 +15,10 @@
  *                        (util/deferred-convert.c)
  *   --stats[=json]       only say how the samples stitch: the stitch
  *                        engine's counters (util/deferred-callchain.c)
- *   -F folded|speedscope export the stitched stacks as folded stacks or a
- *                        speedscope profile (util/deferred-export.c)
+ *   -F folded|speedscope|pprof
+ *                        export the stitched stacks as folded stacks, a
+ *                        speedscope profile or a pprof profile
+ *                        (util/deferred-export.c)
  */
 #include "builtin.h"
 
@@ -59,7 +61,7 @@ struct perf_stitch {
 	/* mode selectors */
 	bool				emulate;
 	const char			*stats;		/* "text" or "json" */
-	const char			*format;	/* "folded" or "speedscope" */
+	const char			*format;	/* "folded", "speedscope", "pprof" */
 	/* --emulate */
 	struct deferred_emulate_opts	emu;
 	bool				emu_opts_set;
@@ -277,7 +279,7 @@ static int stitch__export(struct perf_stitch *stitch)
 	int err;
 
 	if (deferred_export__parse_format(stitch->format, &stitch->exp.format)) {
-		pr_err("perf stitch: unknown format '%s' (-F folded or -F speedscope)\n",
+		pr_err("perf stitch: unknown format '%s' (-F folded, speedscope or pprof)\n",
 		       stitch->format);
 		return -EINVAL;
 	}
@@ -400,8 +402,8 @@ int cmd_stitch(int argc, const char **argv)
 				   parse_emu_opt),
 		OPT_STRING_OPTARG(0, "stats", &stitch.stats, "json",
 				  "only report how the samples stitch (text, or json)", "text"),
-		OPT_STRING('F', "format", &stitch.format, "folded|speedscope",
-			   "export the stitched stacks as folded stacks or a speedscope profile"),
+		OPT_STRING('F', "format", &stitch.format, "folded|speedscope|pprof",
+			   "export the stitched stacks as folded stacks, a speedscope or a pprof profile"),
 		OPT_STRING(0, "event", &stitch.exp.event, "name",
 			   "-F: export this event's samples only (default: as stackcollapse-perf.pl)"),
 		OPT_STRING(0, "count", &stitch.count, "period|samples",
@@ -425,6 +427,7 @@ int cmd_stitch(int argc, const char **argv)
 		"perf stitch --stats[=json] [-i <deferred.data>]",
 		"perf stitch -F folded [<options>] [-i <deferred.data>] [-o <stacks.folded>]",
 		"perf stitch -F speedscope [<options>] [-i <deferred.data>] [-o <profile.json>]",
+		"perf stitch -F pprof [<options>] [-i <deferred.data>] [-o <profile.pb.gz>]",
 		NULL
 	};
 

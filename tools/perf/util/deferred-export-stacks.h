@@ -2,8 +2,9 @@
 /*
  * What perf stitch -F aggregates while it reads (util/deferred-export.c)
  * and its writers turn into folded stacks or a speedscope profile
- * (util/deferred-export-write.c): interned frames, interned stacks, the
- * folded counts and the per-thread sample runs.
+ * (util/deferred-export-write.c) or a pprof profile
+ * (util/deferred-export-pprof.c): interned frames, interned stacks, the
+ * folded counts, the per-thread sample runs and the pprof samples.
  */
 #ifndef __PERF_DEFERRED_EXPORT_STACKS_H
 #define __PERF_DEFERRED_EXPORT_STACKS_H
@@ -41,6 +42,10 @@ struct export_frame {
 	/* identity while reading: the dso and symbol it was resolved to */
 	const void *dso_key;
 	const void *sym_key;
+	/* pprof: the first address seen, its map and the dso's build id */
+	u64	addr;
+	u64	map_start, map_end, map_pgoff;
+	char	*build_id;		/* hex, NULL: none */
 	/* folded names, made by the folded writer when first needed */
 	char	*folded;
 	char	*folded_java;
@@ -57,6 +62,22 @@ struct export_count {
 	u32	root;		/* index into roots */
 	u32	stack;
 	u64	count;
+};
+
+/* pprof: samples per (stack, thread, how the user part came) */
+enum export_status {
+	EXPORT_STATUS__NOT_DEFERRED,
+	EXPORT_STATUS__STITCHED,
+	EXPORT_STATUS__UNSTITCHED,	/* read without stitching */
+	EXPORT_STATUS__ORPHAN,		/* + the orphan reason */
+};
+
+struct export_pprof_sample {
+	u32	stack;
+	u32	thread;		/* index into threads */
+	u32	status;		/* enum export_status, + reason for orphans */
+	u64	samples;
+	u64	weight;
 };
 
 /* speedscope: consecutive samples of a thread with the same stack */
@@ -108,18 +129,29 @@ struct export_stacks {
 	u32			nr_counts, alloc_counts;
 	struct export_id_table	count_ids;
 
-	/* samples weighed, and of them those weighed in ns (cpu/task-clock periods) */
+	/* samples exported, and of them those whose period is in ns (cpu/task-clock) */
 	u64			weighed, weighed_ns;
+
+	struct export_pprof_sample *pprof;
+	u32			nr_pprof, alloc_pprof;
+	struct export_id_table	pprof_ids;
+	const char		*reason_names[DEFERRED_STITCH_REASONS_MAX];
+	u64			first_time, last_time;	/* of the samples exported */
 
 	struct export_thread	*threads;
 	u32			nr_threads, alloc_threads;
 	struct export_id_table	thread_ids;
 };
 
+/* perf's name of a frame: the symbol, "[<dso file>]" or "[unknown]"; NULL: no memory */
+char *export_frame__name(const struct export_frame *f);
+
 /* The writers; each returns 0 or -errno (-EIO: a write failed). */
 int export_stacks__write_folded(struct export_stacks *es, FILE *fp,
 				struct deferred_export_stats *stats);
 int export_stacks__write_speedscope(struct export_stacks *es, FILE *fp, const char *name,
 				    struct deferred_export_stats *stats);
+int export_stacks__write_pprof(struct export_stacks *es, FILE *fp,
+			       struct deferred_export_stats *stats);
 
 #endif /* __PERF_DEFERRED_EXPORT_STACKS_H */

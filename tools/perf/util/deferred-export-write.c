@@ -59,24 +59,28 @@ static bool folded__go_method(const char *name)
 	return open && strstr(open + 2, ").");
 }
 
+char *export_frame__name(const struct export_frame *f)
+{
+	const char *file;
+	size_t len;
+	char *name;
+
+	if (f->name || !f->dso_name)
+		return strdup(f->name ?: "[unknown]");
+	file = strrchr(f->dso_name, '/');
+	file = file ? file + 1 : f->dso_name;
+	len = strlen(file) + 3;
+	name = malloc(len);
+	if (name)
+		snprintf(name, len, "[%s]", file);
+	return name;
+}
+
 /* The frame's name in folded stacks; NULL: no memory. */
 static char *folded__name(const struct export_frame *f, bool java)
 {
-	const char *base = f->name;
-	char *name, *p, *q;
-	size_t len;
+	char *name = export_frame__name(f), *p, *q;
 
-	if (!base && f->dso_name) {
-		const char *file = strrchr(f->dso_name, '/');
-
-		file = file ? file + 1 : f->dso_name;
-		len = strlen(file) + 3;
-		name = malloc(len);
-		if (name)
-			snprintf(name, len, "[%s]", file);
-	} else {
-		name = strdup(base ?: "[unknown]");
-	}
 	if (!name)
 		return NULL;
 
@@ -279,25 +283,13 @@ static int thread__cmp(const void *a, const void *b)
 
 static int speedscope__frame(FILE *fp, const struct export_frame *f)
 {
-	fputs("{\"name\":", fp);
-	if (f->name) {
-		json_string(fp, f->name);
-	} else if (f->dso_name) {
-		const char *file = strrchr(f->dso_name, '/');
-		size_t len;
-		char *name;
+	char *name = export_frame__name(f);
 
-		file = file ? file + 1 : f->dso_name;
-		len = strlen(file) + 3;
-		name = malloc(len);
-		if (!name)
-			return -ENOMEM;
-		snprintf(name, len, "[%s]", file);
-		json_string(fp, name);
-		free(name);
-	} else {
-		fputs("\"[unknown]\"", fp);
-	}
+	if (!name)
+		return -ENOMEM;
+	fputs("{\"name\":", fp);
+	json_string(fp, name);
+	free(name);
 	if (f->dso_name) {
 		fputs(",\"file\":", fp);
 		json_string(fp, f->dso_name);
@@ -309,7 +301,8 @@ static int speedscope__frame(FILE *fp, const struct export_frame *f)
 static int speedscope__profile(FILE *fp, const struct export_stacks *es,
 			       const struct export_thread *t)
 {
-	const char *unit = es->weighed && es->weighed_ns == es->weighed ? "nanoseconds" : "none";
+	const char *unit = !es->opts->count_samples && es->weighed &&
+			   es->weighed_ns == es->weighed ? "nanoseconds" : "none";
 	size_t len = strlen(t->comm) + 16;
 	u32 r, i;
 	char *name;

@@ -29,6 +29,7 @@
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 
+#include "build-id.h"
 #include "callchain.h"
 #include "data.h"
 #include "debug.h"
@@ -54,6 +55,8 @@ int deferred_export__parse_format(const char *str, enum deferred_export_format *
 		*format = DEFERRED_EXPORT__FOLDED;
 	else if (!strcmp(str, "speedscope"))
 		*format = DEFERRED_EXPORT__SPEEDSCOPE;
+	else if (!strcmp(str, "pprof"))
+		*format = DEFERRED_EXPORT__PPROF;
 	else
 		return -EINVAL;
 	return 0;
@@ -185,9 +188,27 @@ static bool frame__match(const struct export_stacks *es, u32 id, const void *key
 	return f->dso_key == k->dso && f->sym_key == k->sym && f->kernel == k->kernel;
 }
 
-/* The frame of a resolved address: map NULL for none, sym NULL for none. */
+/* pprof's mapping of a frame: the map it was found in, the dso's build id */
+static int export_frame__set_map(struct export_frame *f, struct map *map)
+{
+	char bid[SBUILD_ID_SIZE];
+
+	f->map_start = map->start;
+	f->map_end = map->end;
+	f->map_pgoff = map->pgoff;
+	if (!map->dso->has_build_id)
+		return 0;
+	build_id__sprintf(&map->dso->bid, bid);
+	f->build_id = strdup(bid);
+	return f->build_id ? 0 : -ENOMEM;
+}
+
+/*
+ * The frame of a resolved address @ip: map NULL for none, sym NULL for
+ * none.
+ */
 static int export__frame(struct export_stacks *es, struct map *map, struct symbol *sym,
-			 bool kernel, u32 *id)
+			 bool kernel, u64 ip, u32 *id)
 {
 	struct frame_key key = {
 		.dso	= map ? map->dso : NULL,
@@ -216,6 +237,7 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 	f->dso_key = key.dso;
 	f->sym_key = key.sym;
 	f->kernel = kernel;
+	f->addr = ip;
 	/* copies: the kernel map's symbols may move while it is loaded */
 	if (key.sym) {
 		f->name = strdup(sym->name);
@@ -225,8 +247,9 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 	}
 	if (map) {
 		f->dso_name = strdup(map->dso->name);
-		if (!f->dso_name) {
+		if (!f->dso_name || export_frame__set_map(f, map)) {
 			zfree(&f->name);
+			zfree(&f->dso_name);
 			return -ENOMEM;
 		}
 	}
@@ -258,7 +281,7 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 	int err;
 
 	if (!thread__find_map(thread, cpumode, ip, &al))
-		return export__frame(es, NULL, NULL, kernel, id);
+		return export__frame(es, NULL, NULL, kernel, ip, id);
 
 	key.dso = al.map->dso;
 	key.addr = al.addr;
@@ -272,7 +295,8 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 		*id = es->addrs[slot->id1 - 1].frame;
 		return 0;
 	}
-	err = export__frame(es, al.map, map__find_symbol(al.map, al.addr), kernel, &key.frame);
+	err = export__frame(es, al.map, map__find_symbol(al.map, al.addr), kernel, ip,
+			    &key.frame);
 	if (err)
 		return err;
 	err = export__grow32(&es->addrs, &es->alloc_addrs, sizeof(*es->addrs), es->nr_addrs + 1);
@@ -326,7 +350,7 @@ static int reader__push_deferred(struct export_reader *rd, struct thread *thread
 	node = callchain_cursor_current(&callchain_cursor);
 	if (!node)
 		return 0;	/* perf could not make the pseudo-frame: none shown */
-	err = export__frame(&rd->es, node->ms.map, node->ms.sym, false, &id);
+	err = export__frame(&rd->es, node->ms.map, node->ms.sym, false, node->ip, &id);
 	return err ?: reader__push(rd, id);
 }
 
@@ -398,7 +422,7 @@ static int reader__walk_cursor(struct export_reader *rd, struct thread *thread,
 				    machine__kernel_ip(machine, node->ip);
 		u32 id;
 
-		err = export__frame(&rd->es, map, node->ms.sym, kernel, &id);
+		err = export__frame(&rd->es, map, node->ms.sym, kernel, node->ip, &id);
 		if (!err)
 			err = reader__push(rd, id);
 		if (err)
@@ -420,7 +444,7 @@ static int reader__walk(struct export_reader *rd, struct addr_location *al,
 		/* no callchain: the sampled address alone, as perf report shows it */
 		err = export__frame(&rd->es, al->map, al->sym,
 				    al->cpumode != PERF_RECORD_MISC_USER &&
-				    al->cpumode != PERF_RECORD_MISC_GUEST_USER, &id);
+				    al->cpumode != PERF_RECORD_MISC_GUEST_USER, sample->ip, &id);
 		return err ?: reader__push(rd, id);
 	}
 	if (evsel__has_branch_callstack(evsel) || (type & PERF_SAMPLE_STACK_USER))
@@ -569,14 +593,14 @@ static bool thread__match(const struct export_stacks *es, u32 id, const void *ke
 	return t->pid == (int)sample->pid && t->tid == (int)sample->tid;
 }
 
-static int reader__run(struct export_reader *rd, struct thread *thread,
-		       struct perf_sample *sample, u32 stack, u64 weight)
+/* The sample's thread, by pid and tid, with the comm of its first sample. */
+static int reader__thread(struct export_reader *rd, struct thread *thread,
+			  struct perf_sample *sample, u32 *id)
 {
 	struct export_stacks *es = &rd->es;
 	u32 hash = export__mix((u64)sample->pid << 32 | sample->tid);
 	struct export_id_slot *slot;
 	struct export_thread *t;
-	struct export_run *run;
 	int err;
 
 	err = id_table__reserve(&es->thread_ids);
@@ -584,22 +608,37 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 		return err;
 	slot = id_table__find(&es->thread_ids, hash, thread__match, es, sample);
 	if (slot->id1) {
-		t = &es->threads[slot->id1 - 1];
-	} else {
-		err = export__grow32(&es->threads, &es->alloc_threads, sizeof(*es->threads),
-				     es->nr_threads + 1);
-		if (err)
-			return err;
-		t = &es->threads[es->nr_threads];
-		memset(t, 0, sizeof(*t));
-		t->pid = sample->pid;
-		t->tid = sample->tid;
-		t->comm = strdup(thread__comm_str(thread) ?: ":-1");
-		if (!t->comm)
-			return -ENOMEM;
-		id_table__set(&es->thread_ids, slot, hash, es->nr_threads++);
+		*id = slot->id1 - 1;
+		return 0;
 	}
+	err = export__grow32(&es->threads, &es->alloc_threads, sizeof(*es->threads),
+			     es->nr_threads + 1);
+	if (err)
+		return err;
+	t = &es->threads[es->nr_threads];
+	memset(t, 0, sizeof(*t));
+	t->pid = sample->pid;
+	t->tid = sample->tid;
+	t->comm = strdup(thread__comm_str(thread) ?: ":-1");
+	if (!t->comm)
+		return -ENOMEM;
+	*id = es->nr_threads++;
+	id_table__set(&es->thread_ids, slot, hash, *id);
+	return 0;
+}
 
+static int reader__run(struct export_reader *rd, struct thread *thread,
+		       struct perf_sample *sample, u32 stack, u64 weight)
+{
+	struct export_thread *t;
+	struct export_run *run;
+	u32 id;
+	int err;
+
+	err = reader__thread(rd, thread, sample, &id);
+	if (err)
+		return err;
+	t = &rd->es.threads[id];
 	t->samples++;
 	t->weight += weight;
 	run = t->nr_runs ? &t->runs[t->nr_runs - 1] : NULL;
@@ -615,6 +654,67 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 	t->runs[t->nr_runs].count = 1;
 	t->runs[t->nr_runs].weight = weight;
 	t->nr_runs++;
+	return 0;
+}
+
+/* ---- pprof: samples per (stack, thread, stitch status) ---- */
+
+static bool pprof__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_pprof_sample *s = &es->pprof[id], *k = key;
+
+	return s->stack == k->stack && s->thread == k->thread && s->status == k->status;
+}
+
+static u32 reader__status(struct export_reader *rd, const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	int r;
+
+	if (!info)
+		return EXPORT_STATUS__NOT_DEFERRED;
+	switch (info->status) {
+	case DEFERRED_SAMPLE__STITCHED:
+		return EXPORT_STATUS__STITCHED;
+	case DEFERRED_SAMPLE__ORPHAN:
+		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
+		    info->reason : 0;
+		rd->es.reason_names[r] = deferred_sample_info__reason(info);
+		return EXPORT_STATUS__ORPHAN + r;
+	case DEFERRED_SAMPLE__UNSTITCHED:
+	default:
+		return EXPORT_STATUS__UNSTITCHED;
+	}
+}
+
+static int reader__pprof(struct export_reader *rd, struct thread *thread,
+			 struct perf_sample *sample, u32 stack, u64 weight)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_pprof_sample key = { .stack = stack, .samples = 1, .weight = weight };
+	struct export_id_slot *slot;
+	u32 hash;
+	int err;
+
+	err = reader__thread(rd, thread, sample, &key.thread);
+	if (err)
+		return err;
+	key.status = reader__status(rd, sample);
+	hash = export__mix((u64)stack << 32 | (key.thread * 64 + key.status));
+	err = id_table__reserve(&es->pprof_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, &key);
+	if (slot->id1) {
+		es->pprof[slot->id1 - 1].samples++;
+		es->pprof[slot->id1 - 1].weight += weight;
+		return 0;
+	}
+	err = export__grow32(&es->pprof, &es->alloc_pprof, sizeof(*es->pprof), es->nr_pprof + 1);
+	if (err)
+		return err;
+	es->pprof[es->nr_pprof] = key;
+	id_table__set(&es->pprof_ids, slot, hash, es->nr_pprof++);
 	return 0;
 }
 
@@ -641,22 +741,22 @@ static bool evsel__header_ends_in_event(struct evsel *evsel)
 	return attr->type != PERF_TYPE_RAW || !(attr->sample_type & raw_fields);
 }
 
-static u64 reader__weight(const struct export_reader *rd, struct evsel *evsel,
-			  const struct perf_sample *sample)
+/* The sample's period as stackcollapse-perf.pl weighs it */
+static u64 sample__period_weight(struct evsel *evsel, const struct perf_sample *sample)
 {
-	if (rd->opts->count_samples || !evsel__header_ends_in_event(evsel) ||
+	if (!evsel__header_ends_in_event(evsel) ||
 	    !(evsel->core.attr.sample_type & PERF_SAMPLE_PERIOD))
 		return 1;
 	/* a period of 0 (printed as "0") counts 1 in the script too */
 	return sample->period ?: 1;
 }
 
-/* cpu-clock and task-clock count nanoseconds */
-static bool reader__weight_is_ns(const struct export_reader *rd, struct evsel *evsel)
+/* cpu-clock and task-clock periods count nanoseconds */
+static bool evsel__period_is_ns(struct evsel *evsel)
 {
 	const struct perf_event_attr *attr = &evsel->core.attr;
 
-	return !rd->opts->count_samples && (attr->sample_type & PERF_SAMPLE_PERIOD) &&
+	return evsel__header_ends_in_event(evsel) && (attr->sample_type & PERF_SAMPLE_PERIOD) &&
 	       attr->type == PERF_TYPE_SOFTWARE &&
 	       (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK);
 }
@@ -774,7 +874,9 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 		rd->stats->other_events++;
 		return 0;
 	}
-	weight = reader__weight(rd, evsel, sample);
+	/* pprof has both: the samples and the periods */
+	weight = rd->opts->count_samples && rd->opts->format != DEFERRED_EXPORT__PPROF ? 1 :
+		 sample__period_weight(evsel, sample);
 	if (machine__resolve(machine, &al, sample) < 0) {
 		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
 			   ", left out\n", sample->pid, sample->tid, sample->time);
@@ -789,6 +891,8 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 		err = reader__root(rd, al.thread, sample, &root);
 		if (!err)
 			err = reader__count(rd, root, stack, weight);
+	} else if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF) {
+		err = reader__pprof(rd, al.thread, sample, stack, weight);
 	} else if (!err) {
 		err = reader__run(rd, al.thread, sample, stack, weight);
 	}
@@ -799,8 +903,12 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 	}
 	rd->stats->exported++;
 	rd->stats->weight += weight;
+	if (!rd->es.weighed || sample->time < rd->es.first_time)
+		rd->es.first_time = sample->time;
+	if (sample->time > rd->es.last_time)
+		rd->es.last_time = sample->time;
 	rd->es.weighed++;
-	rd->es.weighed_ns += reader__weight_is_ns(rd, evsel);
+	rd->es.weighed_ns += evsel__period_is_ns(evsel);
 	if (evsel != rd->evsel)
 		rd->stats->unfiltered++;
 	reader__count_deferred(rd, sample);
@@ -814,6 +922,7 @@ static void export_stacks__exit(struct export_stacks *es)
 	for (i = 0; i < es->nr_frames; i++) {
 		free(es->frames[i].name);
 		free(es->frames[i].dso_name);
+		free(es->frames[i].build_id);
 		free(es->frames[i].folded);
 		free(es->frames[i].folded_java);
 	}
@@ -836,6 +945,8 @@ static void export_stacks__exit(struct export_stacks *es)
 	free(es->count_ids.slots);
 	free(es->threads);
 	free(es->thread_ids.slots);
+	free(es->pprof);
+	free(es->pprof_ids.slots);
 }
 
 /* ---- the whole run ---- */
@@ -873,12 +984,14 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	};
 	struct stitch_output out = { .fd = -1, .slot = -1 };
 	FILE *fp;
-	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" : "speedscope";
+	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" :
+			   opts->format == DEFERRED_EXPORT__PPROF ? "pprof" : "speedscope";
 	bool symbols = false;
 	int err;
 
 	memset(stats, 0, sizeof(*stats));
-	stats->count_samples = opts->count_samples;
+	/* pprof holds both values, --count only picks its default */
+	stats->count_samples = opts->count_samples && opts->format != DEFERRED_EXPORT__PPROF;
 	rd.es.opts = opts;
 	/* before the work: a refusal (an existing file, the input) comes first */
 	err = stitch_output__open(&out, opts->output, opts->input, opts->force, 0666);
@@ -954,6 +1067,8 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	stats->stacks = rd.es.nr_stacks;
 	if (opts->format == DEFERRED_EXPORT__FOLDED)
 		err = export_stacks__write_folded(&rd.es, fp, stats);
+	else if (opts->format == DEFERRED_EXPORT__PPROF)
+		err = export_stacks__write_pprof(&rd.es, fp, stats);
 	else
 		err = export_stacks__write_speedscope(&rd.es, fp, opts->input, stats);
 	if (err == -ENOMEM)

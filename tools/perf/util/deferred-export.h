@@ -25,6 +25,7 @@
 enum deferred_export_format {
 	DEFERRED_EXPORT__FOLDED,
 	DEFERRED_EXPORT__SPEEDSCOPE,
+	DEFERRED_EXPORT__PPROF,
 };
 
 struct deferred_export_opts {
