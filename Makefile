@@ -26,11 +26,14 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
 # chromium renders make demo's flame graph in the screenshot test; time
 # (/usr/bin/time) measures peak RSS in make bench; golang-go and the pprof
-# sources build the pprof CLI that reads -F pprof's output.  Node.js
+# sources build the pprof CLI that reads -F pprof's output; hotspot (with
+# xvfb, xauth for xvfb-run, xdotool and imagemagick for its screenshot)
+# is the GUI the converted files are checked in.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
-	chromium time golang-go golang-github-google-pprof-dev
+	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
+	imagemagick
 
 all:
 	$(LIB_MAKE) all

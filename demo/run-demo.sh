@@ -66,7 +66,8 @@ publish() {
 mkdir -p "$DEMO_OUT/logs" || die "cannot create $DEMO_OUT"
 DEMO_OUT=$(cd "$DEMO_OUT" && pwd)
 # a failed run must not leave the outputs of an earlier one beside its own
-outputs="workload perf.data report.txt flamegraph.html stacks.folded profile.speedscope.json"
+outputs="workload perf.data report.txt flamegraph.html stacks.folded profile.speedscope.json
+	stitched.data"
 for f in $outputs; do
 	rm -f "${DEMO_OUT:?}/$f"
 done
@@ -164,9 +165,15 @@ step speedscope "$PERF" stitch -F speedscope --event "$event" -i "$DEMO_OUT/perf
 	-o "$tmp/profile.speedscope.json"
 publish "$tmp/profile.speedscope.json" "$DEMO_OUT/profile.speedscope.json" speedscope
 
+# for the viewers that read perf.data themselves but know no deferred
+# callchains (hotspot, perf 6.1, ...)
+step convert "$PERF" stitch -i "$DEMO_OUT/perf.data" -o "$tmp/stitched.data"
+publish "$tmp/stitched.data" "$DEMO_OUT/stitched.data" stitched
+
 say "outputs in $DEMO_OUT:"
 for f in $outputs; do
 	printf 'demo:   %-24s %s\n' "$f" "$(du -h "$DEMO_OUT/$f" | cut -f1)"
 done
 say "open $DEMO_OUT/flamegraph.html in a browser (kernel frames blue, user frames green," \
-    "lost user stacks red); speedscope.app opens profile.speedscope.json"
+    "lost user stacks red); speedscope.app opens profile.speedscope.json;" \
+    "hotspot $DEMO_OUT/stitched.data shows the stitched stacks in hotspot"

@@ -171,6 +171,8 @@ pev=$("$PERF" script -i "$out/perf.data" -F period,event 2> /dev/null |
 	awk -v e="$event:" '$NF == e { n += $(NF - 1) } END { print n + 0 }')
 check "stacks.folded: the $event samples, all of them, weighed by period ($pev)" eq \
 	"$(awk '{ n += $NF } END { print n + 0 }' "$out/stacks.folded")" "$pev"
+check "stitched.data written, the system perf reads it without a warning" \
+	eval "'$SYS_PERF' script -i '$out/stitched.data' > /dev/null 2> stitched.err && [ ! -s stitched.err ]"
 check "profile.speedscope.json written" test -s "$out/profile.speedscope.json"
 check "profile.speedscope.json: JSON" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' \
 	"$out/profile.speedscope.json"
