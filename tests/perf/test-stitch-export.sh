@@ -222,6 +222,19 @@ check "(a) pprof --count=samples: samples the default type" \
 check "(a) pprof --event cpu-clock: the workload's mapping with its build id" \
 	eval "grep -E '^ *[0-9]+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ .*/workload [0-9a-f]{40}' a-ppc.raw > /dev/null"
 
+# perf data convert: the same export behind perf's converter door
+for fmt in folded speedscope pprof; do
+	rm -f dc.$fmt st.$fmt
+	"$PERF" data convert --to-$fmt dc.$fmt -i emu.data > /dev/null 2> dc.$fmt.err
+	check "perf data convert --to-$fmt: exit 0" eq "$?" 0
+	"$PERF" stitch -F $fmt -i emu.data -o st.$fmt 2> /dev/null
+	check "perf data convert --to-$fmt: the bytes of perf stitch -F $fmt" cmp -s dc.$fmt st.$fmt
+done
+check "perf data convert: the summary" has dc.folded.err '^perf data convert: [0-9]+ cpu-clock samples exported'
+"$PERF" data convert --to-folded x --to-pprof y -i emu.data > /dev/null 2> dc.two.err
+check "perf data convert: two formats refused" eval "[ $? -ne 0 ] && has dc.two.err 'only one of'"
+no_output "perf data convert: two formats" x
+
 # ------------------------------------------------------------ (b) edge cases
 build_workload "$here/workload.c" swl -O0
 if ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
