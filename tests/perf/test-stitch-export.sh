@@ -44,13 +44,13 @@ PPCHECK="$PY $here/pprof-check.py"
 export LC_ALL=C
 
 # sum FILE: the counts of a folded file
-sum() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+sum() { awk '{ n += $NF } END { printf "%.0f\n", n }' "$1"; }
 # lost FILE [REASON]: the samples of the lines with a lost-stack frame
 lost() { grep -F "[user stack lost: ${2:-}" "$1" | sum /dev/stdin; }
 # nsamples FILE EVENT: samples of EVENT in perf script -F ...,event output
 nsamples() { grep -cE " $2: *$" "$1"; }
 # periods FILE EVENT: the periods of EVENT's samples in perf script -F ...,period,event
-periods() { awk -v e="$2:" '$NF == e { n += $(NF - 1) } END { print n + 0 }' "$1"; }
+periods() { awk -v e="$2:" '$NF == e { n += $(NF - 1) } END { printf "%.0f\n", n }' "$1"; }
 
 # perf script's fields where the pid must be printed (--pid, --tid): a
 # header like the default one (the period; a tracepoint's fields after
