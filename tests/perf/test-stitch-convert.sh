@@ -438,8 +438,18 @@ check "--emulate: an existing file is not replaced without -f" \
 
 # ------------------------------------------------------------ 9. interrupted: no temporary file
 # the input is a pipe that stops half-way: each mode sits mid-run with its
-# temporary file open when SIGINT comes
+# output pending, unnamed (O_TMPFILE) or under a temporary name, when the
+# signal comes
 half=$(($(wc -c < emu.pipe) / 2))
+# pending PID OUTPUT: the files PID has open for OUTPUT, unnamed in its
+# directory (/proc shows them as "#INODE (deleted)") or named OUTPUT.tmp-*
+pending() {
+	local dir
+
+	dir=$(cd "$(dirname "$2")" && pwd)
+	{ ls -l "/proc/$1/fd" 2> /dev/null | grep -E -- "-> $dir/#[0-9]+ \(deleted\)$"
+	  ls "$2".tmp-* 2> /dev/null; } | wc -l
+}
 # interrupt DESCRIPTION OUTPUT ARGS...: perf stitch ARGS reading a stalled pipe, SIGINTed
 interrupt() {
 	local d=$1 out=$2 pid had; shift 2
@@ -448,11 +458,11 @@ interrupt() {
 		env --default-signal=INT "$PERF" stitch "$@" > /dev/null 2> int.err &
 	pid=$!
 	sleep 1
-	had=$(ls "$out".tmp-* 2> /dev/null | wc -l)
+	had=$(pending "$pid" "$out")
 	kill -INT "$pid"
 	wait "$pid"
 	check "$d: killed by SIGINT" eq "$?" 130
-	check "$d: had its temporary file mid-run" eq "$had" 1
+	check "$d: had its output pending mid-run" eq "$had" 1
 	no_output "$d: SIGINT" "$out"
 }
 pipe_in=emu.pipe
@@ -474,7 +484,7 @@ sig_run() {
 		env "$envopt" "$PERF" stitch -q -i - -o "$out" > /dev/null 2> sig.err &
 	pid=$!
 	sleep 1
-	had=$(ls "$out".tmp-* 2> /dev/null | wc -l)
+	had=$(pending "$pid" "$out")
 	kill -"$sig" "$pid"
 	wait "$pid"
 	rc=$?
@@ -492,6 +502,10 @@ no_output "SIGHUP" hup.data
 sig_run QUIT quit.data --default-signal=QUIT
 check "SIGQUIT: killed by it, had its temporary file" eq "$rc:$had" "131:1"
 no_output "SIGQUIT" quit.data
+# nothing can clean up after SIGKILL: the unnamed file is the kernel's to free
+sig_run KILL kill.data --default-signal=TERM
+check "SIGKILL: killed by it, had its output pending (unnamed: O_TMPFILE)" eq "$rc:$had" "137:1"
+no_output "SIGKILL" kill.data
 rm -f core core.*
 
 # ------------------------------------------------------------ 11. pipe to pipe: features of another perf, compression

@@ -2,12 +2,19 @@
 /*
  * The output of every perf stitch mode: see stitch-output.h.
  *
- * The temporary files in use are kept in a small static table, which
+ * A file is first written unnamed (O_TMPFILE) in the directory of the
+ * output: if the process dies, SIGKILL and crashes included, the kernel
+ * frees it and nothing is left behind.  When complete it is linked under a
+ * temporary name, renamed over the output at once.  Where the filesystem
+ * has no O_TMPFILE (or /proc, to link it by), it is a named temporary file
+ * from the start.
+ *
+ * The temporary names in use are kept in a small static table, which
  * handlers of the signals that end a process (SIGHUP, SIGINT, SIGQUIT,
  * SIGTERM) remove before the process gets the signal as it would have
- * without them: the handlers are installed while a temporary file exists
- * and the previous ones put back when the last one is gone.  A signal
- * ignored (nohup, a background job) stays ignored.
+ * without them: the handlers are installed while an output is pending and
+ * the previous ones put back when the last one is done.  A signal ignored
+ * (nohup, a background job) stays ignored.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +39,11 @@ struct pending_file {
 	/*
 	 * Read by the signal handler, which C lets see a store of the
 	 * interrupted code only in a volatile sig_atomic_t: set before
-	 * mkstemp() creates the file, cleared once it is renamed or gone.
+	 * the temporary name is created, cleared once it is renamed or gone.
 	 */
 	volatile sig_atomic_t	used;
+	bool			taken;		/* the slot is an output's */
+	bool			unnamed;	/* O_TMPFILE: no name until committed */
 };
 
 static struct pending_file pending[STITCH_OUTPUT_PENDING];
@@ -98,11 +107,12 @@ static int pending__get(void)
 	int i;
 
 	for (i = 0; i < STITCH_OUTPUT_PENDING; i++) {
-		if (!pending[i].used)
+		if (!pending[i].taken)
 			break;
 	}
 	if (i == STITCH_OUTPUT_PENDING)
 		return -EMFILE;
+	pending[i].taken = true;
 	if (!nr_pending++)
 		pending__install_handlers();
 	return i;
@@ -113,6 +123,8 @@ static void pending__put(int slot)
 {
 	pending[slot].used = 0;
 	pending[slot].tmp[0] = '\0';
+	pending[slot].taken = false;
+	pending[slot].unnamed = false;
 	if (!--nr_pending)
 		pending__restore_handlers();
 }
@@ -123,6 +135,26 @@ static bool same_file(const char *input, const struct stat *out)
 
 	return input && strcmp(input, "-") && !stat(input, &in) &&
 	       in.st_dev == out->st_dev && in.st_ino == out->st_ino;
+}
+
+/*
+ * An unnamed file in @target's directory, for stitch_output__link(); -1
+ * where the filesystem has no O_TMPFILE or there is no /proc to link it by.
+ */
+static int open_unnamed(const char *target, mode_t mode)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (access("/proc/self/fd", X_OK))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", target);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0';	/* "/x": "/" */
+	return open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
 }
 
 /* A temporary file next to @target (the path, its symlink resolved). */
@@ -144,6 +176,11 @@ static int stitch_output__open_tmp(struct stitch_output *out, const char *target
 		pending__put(slot);
 		return -ENAMETOOLONG;
 	}
+	fd = open_unnamed(target, mode);
+	if (fd >= 0) {
+		pf->unnamed = true;
+		goto opened;
+	}
 	/* the signal handler may unlink it from the moment it exists */
 	pf->used = 1;
 	fd = mkstemp(pf->tmp);
@@ -159,6 +196,7 @@ static int stitch_output__open_tmp(struct stitch_output *out, const char *target
 	umask(mask);
 	if (fchmod(fd, mode & ~mask))
 		pr_debug("cannot chmod %s: %s\n", pf->tmp, strerror(errno));
+opened:
 	out->fd = fd;
 	out->slot = slot;
 	out->seekable = true;
@@ -235,14 +273,55 @@ const char *stitch_output__name(const struct stitch_output *out)
 	return out->fd == STDOUT_FILENO ? "stdout" : out->path;
 }
 
-/* Flushes and closes; returns 0 or a negative errno. */
-static int stitch_output__close(struct stitch_output *out)
+/*
+ * The unnamed file written to @fd gets @pf's target name: linkat() cannot
+ * replace a file, so a temporary name first (the only moment one exists),
+ * renamed over the target.
+ */
+static int stitch_output__link(int fd, struct pending_file *pf)
+{
+	char proc[64];
+	unsigned int n;
+	int err;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (n = 0; ; n++) {
+		if (snprintf(pf->tmp, sizeof(pf->tmp), "%s.tmp-%d-%u", pf->target, getpid(), n) >=
+		    (int)sizeof(pf->tmp))
+			return -ENAMETOOLONG;
+		pf->used = 1;
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, pf->tmp, AT_SYMLINK_FOLLOW))
+			break;
+		err = -errno;
+		pf->used = 0;
+		if (err != -EEXIST || n == 100)
+			return err;
+	}
+	if (rename(pf->tmp, pf->target)) {
+		err = -errno;
+		unlink(pf->tmp);
+		pf->used = 0;
+		return err;
+	}
+	pf->used = 0;
+	return 0;
+}
+
+/* Flushes (an unnamed file linked in place, when @pf) and closes; 0 or -errno. */
+static int stitch_output__close(struct stitch_output *out, struct pending_file *pf)
 {
 	int err = 0;
 
 	if (out->fp) {
 		if (fflush(out->fp) || ferror(out->fp))
 			err = -(errno ?: EIO);
+	}
+	if (!err && pf && pf->unnamed) {
+		err = stitch_output__link(out->fd, pf);
+		if (err)
+			pr_err("cannot link %s in place: %s\n", pf->target, strerror(-err));
+	}
+	if (out->fp) {
 		if (out->fp != stdout && fclose(out->fp) && !err)
 			err = -(errno ?: EIO);
 		if (out->fp != stdout)
@@ -258,11 +337,11 @@ static int stitch_output__close(struct stitch_output *out)
 int stitch_output__commit(struct stitch_output *out)
 {
 	struct pending_file *pf = out->slot >= 0 ? &pending[out->slot] : NULL;
-	int err = stitch_output__close(out);
+	int err = stitch_output__close(out, pf);
 
 	if (err) {
 		pr_err("cannot write %s: %s\n", stitch_output__name(out), strerror(-err));
-	} else if (pf && rename(pf->tmp, pf->target)) {
+	} else if (pf && !pf->unnamed && rename(pf->tmp, pf->target)) {
 		err = -errno;
 		pr_err("cannot rename %s to %s: %s\n", pf->tmp, pf->target, strerror(errno));
 	}
@@ -278,9 +357,10 @@ int stitch_output__commit(struct stitch_output *out)
 
 void stitch_output__abort(struct stitch_output *out)
 {
-	stitch_output__close(out);
+	stitch_output__close(out, NULL);
 	if (out->slot >= 0) {
-		unlink(pending[out->slot].tmp);
+		if (!pending[out->slot].unnamed)
+			unlink(pending[out->slot].tmp);
 		pending__put(out->slot);
 		out->slot = -1;
 	}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The output of every perf stitch mode: a file is written under a temporary
- * name next to it and renamed over it only when complete, so a failed or
- * interrupted run never leaves a partial file that looks finished, and an
- * existing file is never lost to a failed run.  Standard output, devices
+ * The output of every perf stitch mode: a file is written unnamed in its
+ * directory (O_TMPFILE; where it cannot be, under a temporary name next to
+ * it) and given its name only when complete, so a failed, interrupted or
+ * killed run never leaves a partial file that looks finished, nor a
+ * temporary one, and an existing file is never lost to a failed run.  Standard output, devices
  * and FIFOs are written in place: renaming a temporary file over /dev/null
  * would replace the device.
  */
