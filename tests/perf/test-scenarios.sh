@@ -30,7 +30,8 @@
 #          orphan; perf report percentages; big-endian gives the same;
 #   convert: perf stitch -o of the raw file, read by 6.1, prints the same
 #          (an orphan's [user stack lost: REASON] as its pseudo-map); the
-#          malformed and cut files are refused, leaving no output.
+#          malformed records and samples are skipped and counted (refused
+#          with --strict), the cut file refused, leaving no output.
 
 PYTHON=${PYTHON:-/usr/bin/python3}
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -189,7 +190,15 @@ for n in $(cat scenarios.list); do
 	"$PERF" stitch -i $n.raw.data -o $n.conv.data > conv.out 2> conv.err
 	cst=$?
 	case $n in
-	malformed|truncated|dummy_long_trailer)
+	malformed | dummy_long_trailer)
+		# the malformed records and samples skipped, counted; --strict: refused
+		check "$n: perf stitch converts it (status $cst), counts what it skipped" \
+			eval "[ $cst -eq 0 ] && [ -s $n.conv.data ] && has conv.err ', [0-9]+ (malformed CALLCHAIN_DEFERRED records skipped|samples with a malformed deferred callchain left out)'"
+		"$PERF" stitch --strict -i $n.raw.data -o $n.strict.data > /dev/null 2> strict.err
+		cst=$?
+		check "$n: perf stitch --strict refuses it (status $cst), names the file, no output" \
+			eval "[ $cst -ne 0 ] && [ ! -e $n.strict.data ] && has strict.err '^$n.raw.data: error: .*--strict$'" ;;
+	truncated)
 		check "$n: perf stitch refuses to convert it, names the file, no output" \
 			eval '[ $cst -ne 0 ] && [ ! -e $n.conv.data ] && has conv.err "^$n.raw.data: "' ;;
 	*)

@@ -277,9 +277,19 @@ err_case() {
 	check "$d: says why" has err.err "$re"
 	no_output "$d" "$out"
 }
-err_case "garbage CALLCHAIN_DEFERRED" g.out \
-	'^0x2c8 \[0x40\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000' -i garbage.data -o g.out
-check "garbage CALLCHAIN_DEFERRED: names the file" has err.err '^garbage.data: 1 malformed'
+# a malformed record: skipped and counted, its samples orphaned; --strict: refused
+"$PERF" stitch -i garbage.data -o g.out > /dev/null 2> g.err
+rc=$?
+check "garbage CALLCHAIN_DEFERRED: converted (status $rc), the record skipped and counted" \
+	eval "[ $rc -eq 0 ] && [ -s g.out ] && has g.err ', 1 malformed CALLCHAIN_DEFERRED records skipped'"
+check "garbage CALLCHAIN_DEFERRED: its offset said" \
+	has g.err '^0x2c8 \[0x40\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000'
+"$SYS_PERF" script -i g.out > /dev/null 2> g.sys.err
+check "garbage CALLCHAIN_DEFERRED: the output reads (system perf)" eq "$?" 0
+err_case "garbage CALLCHAIN_DEFERRED, --strict" g2.out \
+	'^0x2c8 \[0x40\]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: nr 1000' --strict -i garbage.data -o g2.out
+check "garbage CALLCHAIN_DEFERRED, --strict: names the file" \
+	has err.err '^garbage.data: error: 1 malformed PERF_RECORD_CALLCHAIN_DEFERRED records and 0 samples .*--strict$'
 err_case "record cut short" c.out '^0x308 \[0x40\]: the data ends 48 bytes into this record' \
 	-i cut.data -o c.out
 check "record cut short: names the file" has err.err '^cut.data: the data ends inside a record'
@@ -557,7 +567,7 @@ check "time 0 (--tail-synthesize) after timed events: exit 0, not counted out of
 # ------------------------------------------------------------ 14. failing into a FIFO: what was written stays
 mkfifo fail.fifo
 cat fail.fifo > fail.pipe &
-"$PERF" stitch -i garbage.data -o fail.fifo > /dev/null 2> fail.err
+"$PERF" stitch --strict -i garbage.data -o fail.fifo > /dev/null 2> fail.err
 rc=$?
 wait
 check "convert garbage -o FIFO: fails" [ "$rc" -ne 0 ]

@@ -41,6 +41,7 @@
 #include "util/deferred-emulate.h"
 #include "util/deferred-export.h"
 #include "util/event.h"
+#include "util/evlist.h"
 #include "util/session.h"
 #include "util/symbol.h"
 #include "util/tool.h"
@@ -58,6 +59,7 @@ struct perf_stitch {
 	const char			*input_name;
 	const char			*output_name;
 	bool				force;
+	bool				strict;
 	/* mode selectors */
 	bool				emulate;
 	const char			*stats;		/* "text" or "json" */
@@ -103,6 +105,7 @@ static int stitch__convert(struct perf_stitch *stitch)
 		.input	= stitch->input_name,
 		.output	= stitch->output_name,
 		.force	= stitch->force,
+		.strict	= stitch->strict,
 	};
 	struct deferred_convert_stats stats;
 	int err;
@@ -145,7 +148,14 @@ static double stitch__pct(u64 n, u64 of)
 	return of ? 100.0 * n / of : 0.0;
 }
 
-static void stitch__stats_text(const struct deferred_stitch_stats *st, FILE *fp)
+/* what the session skipped as malformed (offsets reported as it read them) */
+struct stitch_malformed {
+	u64	records;	/* CALLCHAIN_DEFERRED */
+	u64	samples;	/* deferred callchain */
+};
+
+static void stitch__stats_text(const struct deferred_stitch_stats *st,
+			       const struct stitch_malformed *bad, FILE *fp)
 {
 	int r;
 
@@ -177,9 +187,12 @@ static void stitch__stats_text(const struct deferred_stitch_stats *st, FILE *fp)
 	fprintf(fp, "%-22s min %" PRId64 ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64
 		" (%" PRIu64 " samples)\n", "latency (ns):", st->latency.min, st->latency.median,
 		st->latency.p99, st->latency.max, st->latency.count);
+	fprintf(fp, "%-22s %" PRIu64 " records, %" PRIu64 " samples (skipped)\n", "malformed:",
+		bad->records, bad->samples);
 }
 
-static void stitch__stats_json(const struct deferred_stitch_stats *st, FILE *fp)
+static void stitch__stats_json(const struct deferred_stitch_stats *st,
+			       const struct stitch_malformed *bad, FILE *fp)
 {
 	int r;
 
@@ -201,11 +214,12 @@ static void stitch__stats_json(const struct deferred_stitch_stats *st, FILE *fp)
 		", \"unclaimed_records\": %" PRIu64 ", \"lost_notices\": %" PRIu64
 		", \"peak_pending_samples\": %" PRIu64 ", \"peak_pending_bytes\": %" PRIu64
 		", \"latency\": {\"count\": %" PRIu64 ", \"min\": %" PRId64 ", \"median\": %" PRId64
-		", \"p99\": %" PRId64 ", \"max\": %" PRId64 "}}\n",
+		", \"p99\": %" PRId64 ", \"max\": %" PRId64 "}"
+		", \"malformed_records\": %" PRIu64 ", \"malformed_samples\": %" PRIu64 "}\n",
 		st->truncated_records, st->empty_records, st->unclaimed_records,
 		st->lost_notices, st->peak_pending_samples, st->peak_pending_bytes,
 		st->latency.count, st->latency.min, st->latency.median, st->latency.p99,
-		st->latency.max);
+		st->latency.max, bad->records, bad->samples);
 }
 
 static int stitch__stats(struct perf_stitch *stitch)
@@ -216,6 +230,7 @@ static int stitch__stats(struct perf_stitch *stitch)
 		.force	= stitch->force,
 	};
 	struct deferred_stitch_stats st;
+	struct stitch_malformed bad;
 	struct perf_session *session;
 	bool json;
 	int err;
@@ -255,14 +270,16 @@ static int stitch__stats(struct perf_stitch *stitch)
 		goto out;
 	}
 	err = deferred_stitch__check_read(session, stitch->input_name, stitch->samples_read,
-					  stitch->force);
+					  stitch->force, stitch->strict);
 	if (err)
 		goto out;
 	perf_session__deferred_stats(session, &st);
+	bad.records = session->evlist->stats.nr_invalid_callchain_deferred;
+	bad.samples = session->evlist->stats.nr_invalid_deferred_samples;
 	if (json)
-		stitch__stats_json(&st, stdout);
+		stitch__stats_json(&st, &bad, stdout);
 	else
-		stitch__stats_text(&st, stdout);
+		stitch__stats_text(&st, &bad, stdout);
 	if (fflush(stdout) || ferror(stdout)) {
 		pr_err("perf stitch --stats: cannot write the statistics\n");
 		err = -EIO;
@@ -300,6 +317,7 @@ static int stitch__export(struct perf_stitch *stitch)
 	stitch->exp.input = stitch->input_name;
 	stitch->exp.output = stitch->output_name;
 	stitch->exp.force = stitch->force;
+	stitch->exp.strict = stitch->strict;
 
 	err = deferred_export(&stitch->exp, &stats);
 	if (err)
@@ -374,6 +392,8 @@ int cmd_stitch(int argc, const char **argv)
 		OPT_STRING('o', "output", &stitch.output_name, "file",
 			   "output file name (- for a pipe)"),
 		OPT_BOOLEAN('f', "force", &stitch.force, "don't complain, do it"),
+		OPT_BOOLEAN(0, "strict", &stitch.strict,
+			    "fail on a malformed CALLCHAIN_DEFERRED record or deferred sample (default: skipped, counted)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_BOOLEAN('q', "quiet", &quiet, "do not print the summary"),
 		OPT_BOOLEAN(0, "emulate", &stitch.emulate,

@@ -962,12 +962,17 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool)
 }
 
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
-				u64 delivered, bool force)
+				u64 delivered, bool force, bool strict)
 {
 	struct events_stats *es = &session->evlist->stats;
 	u64 samples = es->nr_events[PERF_RECORD_SAMPLE];
 	const char *what = force ? "warning" : "error";
 
+	if (strict && (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples)) {
+		pr_err("%s: error: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above), --strict\n",
+		       path, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
+		return -EINVAL;
+	}
 	if (es->nr_unknown_events) {
 		pr_err("%s: %s: %u records of types this perf does not know were skipped (the first: type %u at %#" PRIx64 ")%s\n",
 		       path, what, es->nr_unknown_events, es->first_unknown_type,

@@ -132,10 +132,12 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool);
  * pass for a result.  Records of types this perf does not know were
  * skipped, or the data held samples but none was delivered to the tool
  * (@delivered): said naming @path, and -EINVAL, or with @force only a
- * warning and 0.
+ * warning and 0.  Malformed CALLCHAIN_DEFERRED records and deferred
+ * samples (reported with their offsets, skipped, counted in each mode's
+ * summary) are an error only with @strict.
  */
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
-				u64 delivered, bool force);
+				u64 delivered, bool force, bool strict);
 /*
  * One line, prefixed with @prefix:
  * "deferred callchains: N deferred samples, N stitched (x%), N orphans

@@ -664,11 +664,9 @@ static int cvt__check_session(struct cvt *cvt)
 	struct deferred_stitch_stats ds;
 	const char *in = cvt->opts->input;
 
-	if (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples) {
-		pr_err("%s: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above)\n",
-		       in, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
-		return -EINVAL;
-	}
+	/* skipped (the records' samples orphaned) and counted; --strict: refused */
+	st->malformed_records = es->nr_invalid_callchain_deferred;
+	st->malformed_samples = es->nr_invalid_deferred_samples;
 	if (es->nr_cut_short_records) {
 		pr_err("%s: the data ends inside a record (offset above): cut short, not converted\n",
 		       in);
@@ -679,7 +677,8 @@ static int cvt__check_session(struct cvt *cvt)
 		       in, es->nr_unknown_id, es->nr_unprocessable_samples);
 		return -EINVAL;
 	}
-	if (deferred_stitch__check_read(cvt->session, in, st->samples, cvt->opts->force))
+	if (deferred_stitch__check_read(cvt->session, in, st->samples, cvt->opts->force,
+					cvt->opts->strict))
 		return -EINVAL;
 	st->unknown_skipped = es->nr_unknown_events;
 	st->records_removed = es->nr_events[PERF_RECORD_CALLCHAIN_DEFERRED];
@@ -941,6 +940,12 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 		fprintf(fp, ")");
 	fprintf(fp, "; %" PRIu64 " CALLCHAIN_DEFERRED records removed, %" PRIu64
 		" lost-stack maps added", st->records_removed, st->lost_maps);
+	if (st->malformed_records)
+		fprintf(fp, ", %" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped",
+			st->malformed_records);
+	if (st->malformed_samples)
+		fprintf(fp, ", %" PRIu64 " samples with a malformed deferred callchain left out",
+			st->malformed_samples);
 	if (st->unknown_skipped)
 		fprintf(fp, ", %" PRIu64 " records of unknown type skipped", st->unknown_skipped);
 	if (st->out_of_order)

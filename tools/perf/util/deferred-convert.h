@@ -19,6 +19,7 @@ struct deferred_convert_opts {
 	/* a path; "-", a FIFO or a terminal get the pipe format */
 	const char	*output;
 	bool		force;		/* overwrite the output; perf_data::force */
+	bool		strict;		/* malformed deferred records or samples: fail */
 };
 
 /* What the conversion did, for the summary; the counts reconcile. */
@@ -33,6 +34,8 @@ struct deferred_convert_stats {
 	u64	events;			/* records written, rounds and maps included */
 	u64	rounds;			/* PERF_RECORD_FINISHED_ROUND written */
 	u64	unknown_skipped;	/* records of types perf does not know */
+	u64	malformed_records;	/* CALLCHAIN_DEFERRED, skipped */
+	u64	malformed_samples;	/* deferred callchain malformed, left out */
 	u64	out_of_order;		/* events the input had before earlier ones */
 	u64	features_dropped;	/* pipe to pipe: features of a newer perf */
 	u64	attrs_cut;		/* attrs with non-zero fields this perf does not know */

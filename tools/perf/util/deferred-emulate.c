@@ -192,7 +192,7 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 		err = emu->err;
 	if (!err)
 		err = deferred_stitch__check_read(emu->session, opts->input, emu->nr_samples,
-						  opts->force);
+						  opts->force, false);
 	if (!err)
 		err = deferred_emulate__prepare_events(emu);
 	if (err)

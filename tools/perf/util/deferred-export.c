@@ -1051,9 +1051,12 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		       strerror(err < 0 ? -err : err));
 		goto out;
 	}
-	err = deferred_stitch__check_read(rd.session, opts->input, stats->samples, opts->force);
+	err = deferred_stitch__check_read(rd.session, opts->input, stats->samples, opts->force,
+					  opts->strict);
 	if (err)
 		goto out;
+	stats->malformed_records = rd.session->evlist->stats.nr_invalid_callchain_deferred;
+	stats->malformed_samples = rd.session->evlist->stats.nr_invalid_deferred_samples;
 	if (!stats->samples)
 		pr_warning("perf stitch -F %s: no samples in %s\n", what, opts->input);
 	if (!err && opts->event && !rd.evsel) {
@@ -1122,5 +1125,11 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 			st->other_events);
 	if (st->unresolved)
 		fprintf(fp, "; %" PRIu64 " samples without a thread left out", st->unresolved);
+	if (st->malformed_records)
+		fprintf(fp, "; %" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped",
+			st->malformed_records);
+	if (st->malformed_samples)
+		fprintf(fp, "; %" PRIu64 " samples with a malformed deferred callchain left out",
+			st->malformed_samples);
 	fprintf(fp, "\n");
 }

@@ -32,6 +32,7 @@ struct deferred_export_opts {
 	const char			*input;		/* "-": a pipe */
 	const char			*output;	/* NULL or "-": stdout */
 	bool				force;
+	bool				strict;		/* malformed deferred data: fail */
 	enum deferred_export_format	format;
 	/*
 	 * The event whose samples are exported; NULL: as stackcollapse-perf.pl
@@ -58,6 +59,8 @@ struct deferred_export_stats {
 	bool	count_samples;		/* the weights are samples (--count=samples) */
 	u64	other_events;		/* samples of other events, left out */
 	u64	unresolved;		/* no thread for them: reported, left out */
+	u64	malformed_records;	/* CALLCHAIN_DEFERRED, skipped */
+	u64	malformed_samples;	/* deferred callchain malformed, left out */
 	u64	deferred;		/* exported samples with a deferred user part */
 	u64	stitched;
 	u64	orphans;
