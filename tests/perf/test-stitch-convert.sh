@@ -294,7 +294,21 @@ err_case "record cut short" c.out '^0x308 \[0x40\]: the data ends 48 bytes into 
 	-i cut.data -o c.out
 check "record cut short: names the file" has err.err '^cut.data: the data ends inside a record'
 head -c $(($(wc -c < emu.data) / 2)) emu.data > half.data
-err_case "file cut in half" h.out '^half.data: the data section ends at 0x[0-9a-f]+ but the file at 0x' \
+# a data offset past the end of the file: the reader maps the data (SIGBUS
+# once it was touched): every tool says so and fails, none is killed
+cp emu.data far.data
+printf '\000\000\000\020\000\000\000\000' | dd of=far.data bs=1 seek=40 conv=notrunc 2> /dev/null
+for tool in script "report --stdio" "stitch -o far.out"; do
+	# shellcheck disable=SC2086
+	"$PERF" $tool -i far.data > /dev/null 2> far.err
+	rc=$?
+	check "data section past the end, perf $tool: fails (status $rc), not killed" \
+		eval "[ $rc -ne 0 ] && ! { [ $rc -gt 128 ] && [ $rc -le 192 ]; }"
+	check "data section past the end, perf $tool: says so" \
+		has far.err '^far.data: the data section \(at 0x10000000, [0-9]+ bytes\) ends past the end of the file'
+done
+no_output "data section past the end" far.out
+err_case "file cut in half" h.out '^half.data: the data section \(at 0x[0-9a-f]+, [0-9]+ bytes\) ends past the end of the file \([0-9]+ bytes\)$' \
 	-i half.data -o h.out
 # perf 6.1 swaps such records as u64 words only (u32 pairs and
 # PERF_SAMPLE_RAW stay as written): refused rather than copied wrong

@@ -100,9 +100,6 @@
 #define CONVERT_LOST_STRIDE	0x10000ULL
 #define CONVERT_LOST_LEN	0x1000ULL
 
-/* "PERFILE2" as this host writes it (util/header.c keeps its own static) */
-#define CONVERT_PERF_MAGIC	0x32454c4946524550ULL
-
 /* ---- output ---- */
 
 int cvt_out__flush(struct cvt_out *out)
@@ -711,45 +708,12 @@ static int cvt__write_file(struct cvt *cvt)
 	return err ?: cvt->err;
 }
 
-/*
- * A file cut short loses its header features, which perf then calls an
- * "incompatible file format": say where it ends before the session opens.
- */
-static int cvt__check_file_size(const char *path)
-{
-	struct perf_file_header fh;
-	struct stat st;
-	int fd, err = 0;
-	u64 end;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;	/* the session says why it cannot open it */
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	    preadn(fd, &fh, sizeof(fh), 0) == sizeof(fh) && fh.magic == CONVERT_PERF_MAGIC &&
-	    fh.size == sizeof(fh)) {
-		end = fh.data.offset + fh.data.size;
-		if (end < fh.data.offset || end > (u64)st.st_size) {
-			pr_err("%s: the data section ends at %#" PRIx64 " but the file at %#" PRIx64
-			       ": cut short?\n", path, end, (u64)st.st_size);
-			err = -EINVAL;
-		}
-	}
-	close(fd);
-	return err;
-}
-
 static int cvt__open_input(struct cvt *cvt)
 {
 	const struct deferred_convert_opts *opts = cvt->opts;
 	struct perf_session *session;
 	int err, feat;
 
-	if (!cvt->pipe_in) {
-		err = cvt__check_file_size(opts->input);
-		if (err)
-			return err;
-	}
 	cvt->data.path = opts->input;
 	cvt->data.mode = PERF_DATA_MODE_READ;
 	cvt->data.force = opts->force;
