@@ -174,6 +174,7 @@ check "stacks.folded: the $event samples, all of them, weighed by period ($pev)"
 # (a lost-chunks warning is the recording's, not the conversion's)
 "$SYS_PERF" script -i "$out/stitched.data" > /dev/null 2> stitched.err
 rc=$?
+sed 's/^/# system perf on stitched.data: /' stitched.err | head -3
 check "stitched.data written, the system perf reads it (status $rc), no complaint" \
 	eval "[ $rc -eq 0 ] && hasnt stitched.err 'Timestamp below|unknown|invalid callchain|out of order|Reserved bits|failed to process'"
 check "profile.speedscope.json written" test -s "$out/profile.speedscope.json"
