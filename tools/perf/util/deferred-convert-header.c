@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/build_bug.h>
@@ -175,6 +176,7 @@ static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
 	struct perf_file_section *sec = &cvt->secs[feat];
 	int fd = perf_data__fd(cvt->session->data);
 	char *buf, *fixed;
+	struct stat st;
 	int err;
 
 	*data = NULL;
@@ -187,6 +189,13 @@ static int cvt__read_feat(struct cvt *cvt, int feat, void **data, size_t *size)
 	if (!sec->offset) {
 		/* every feature written is one of the input's */
 		pr_err("%s: header feature %d has no section\n", cvt->opts->input, feat);
+		return -EINVAL;
+	}
+	/* a section past the end of the file: corrupt, not a size to allocate */
+	if (fstat(fd, &st) || sec->offset > (u64)st.st_size ||
+	    sec->size > (u64)st.st_size - sec->offset) {
+		pr_err("%s: header feature %d: its section (at %#" PRIx64 ", %" PRIu64 " bytes) ends past the end of the file\n",
+		       cvt->opts->input, feat, (u64)sec->offset, (u64)sec->size);
 		return -EINVAL;
 	}
 	*size = sec->size;
