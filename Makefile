@@ -71,6 +71,15 @@ bench: deps
 fuzz:
 	$(LIB_MAKE) fuzz
 
+# perf.data readers under ASan and UBSan (build/perf-asan) on mutated
+# files: FUZZ_PERF_COUNT mutants (default 1000), findings in build/fuzz-perf/
+FUZZ_PERF_COUNT ?= 1000
+FUZZ_PERF_SEED ?= 1
+fuzz-perf: deps
+	$(PERF_MAKE)
+	$(PERF_MAKE) perf-asan
+	tests/perf/fuzz-perf.sh $(FUZZ_PERF_COUNT) $(FUZZ_PERF_SEED)
+
 install:
 	$(LIB_MAKE) install
 	$(PERF_MAKE) install PREFIX=$(or $(PREFIX),/usr/local)
@@ -126,4 +135,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf bench fuzz install uninstall deps node-deps pprof demo clean
+.PHONY: all perf check check-perf bench fuzz fuzz-perf install uninstall deps node-deps pprof demo clean

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""A mutation fuzzer of perf.data readers: perf script, perf report, perf
+stitch -o, -F folded and --stats on damaged copies of seed files.
+
+usage: fuzz-perf.py --perf PERF --out DIR [--count N] [--seed S]
+                    [--timeout SECONDS] SEED.data...
+
+Each mutant is a seed (file or pipe format) with one to four damages,
+chosen at random from those a disk, a cut copy or a bad writer makes:
+bit flips and runs of one byte anywhere, a record's size, a sample's or a
+CALLCHAIN_DEFERRED record's nr field, a header field (sections, attr size,
+feature bits), a feature section's offset or size, truncation.  Every
+command runs on it with ASAN_OPTIONS and UBSAN_OPTIONS that make a
+sanitizer report an error (leaks are not reported: perf 6.1 does not free
+everything at exit); the result is a crash (killed by a signal), a
+sanitizer report (in stderr), a hang (the timeout, default 30 s), or fine
+(any exit status: a damaged file may be refused).  Each of the first three
+is kept in DIR as MUTANT.data with MUTANT.txt (command, status, stderr's
+end).  Prints one line per finding and last "mutants N, runs R, crashes C,
+sanitizer reports S, hangs H"; exits 1 when anything was found.
+"""
+
+import argparse
+import os
+import random
+import struct
+import subprocess
+import sys
+
+COMMANDS = (['script'], ['report', '--stdio'], ['stitch', '-f', '-o', '{out}'],
+            ['stitch', '-f', '-F', 'folded', '-o', '{out}'], ['stitch', '--stats'])
+SANITIZER = (b'ERROR: AddressSanitizer', b'runtime error:', b'ERROR: LeakSanitizer')
+ENV = dict(os.environ, ASAN_OPTIONS='detect_leaks=0:abort_on_error=0:exitcode=99',
+           UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=0')
+
+
+def records(buf):
+    """Offsets of the records of a file or pipe, as far as they parse."""
+    if buf[:8] != b'PERFILE2':
+        return []
+    hsize = struct.unpack_from('<Q', buf, 8)[0]
+    if hsize == 16:
+        pos, end = 16, len(buf)
+    else:
+        pos, size = struct.unpack_from('<QQ', buf, 40)
+        end = min(pos + size, len(buf))
+    out = []
+    while pos + 8 <= end:
+        size = struct.unpack_from('<H', buf, pos + 6)[0]
+        if size < 8:
+            break
+        out.append(pos)
+        pos += size
+    return out
+
+
+def mutate(rng, seed):
+    buf = bytearray(seed)
+    recs = records(seed)
+    for _ in range(rng.randint(1, 4)):
+        recs = [r for r in recs if r + 16 <= len(buf)]      # a cut may have come first
+        kind = rng.randrange(8)
+        if kind == 0:                   # bit flips
+            for _ in range(rng.randint(1, 8)):
+                i = rng.randrange(len(buf))
+                buf[i] ^= 1 << rng.randrange(8)
+        elif kind == 1:                 # a run of one byte
+            i = rng.randrange(len(buf))
+            n = rng.randint(1, 64)
+            buf[i:i + n] = bytes([rng.choice((0, 0xff, rng.randrange(256)))]) * len(buf[i:i + n])
+        elif kind == 2 and recs:        # a record's size
+            r = rng.choice(recs)
+            struct.pack_into('<H', buf, r + 6, rng.choice((0, 1, 8, 9, 0xffff,
+                                                            rng.randrange(0x10000))))
+        elif kind == 3 and recs:        # an nr field (a sample's callchain, a type-22 record's)
+            r = rng.choice(recs)
+            size = struct.unpack_from('<H', buf, r + 6)[0]
+            if size >= 24 and r + size <= len(buf):
+                off = r + 8 + 8 * rng.randrange((size - 16) // 8)
+                struct.pack_into('<Q', buf, off, rng.choice((0, 1, 510, 1 << 32, (1 << 64) - 1)))
+        elif kind == 4 and len(buf) >= 104 and struct.unpack_from('<Q', buf, 8)[0] == 104:
+            field = rng.randrange(3, 13)        # header: sizes, sections, feature bits
+            struct.pack_into('<Q', buf, 8 * field, rng.choice((0, 1, 1 << 40, (1 << 64) - 1,
+                                                               rng.randrange(len(buf) * 2))))
+        elif kind == 5 and len(buf) >= 104 and struct.unpack_from('<Q', buf, 8)[0] == 104:
+            off, size = struct.unpack_from('<QQ', buf, 40)      # the feature table
+            table = off + size
+            if table + 16 <= len(buf):
+                i = table + 8 * rng.randrange(min(32, (len(buf) - table) // 8))
+                struct.pack_into('<Q', buf, i, rng.choice((0, 1 << 31, (1 << 64) - 1,
+                                                           rng.randrange(len(buf) * 2))))
+        elif kind == 6:                 # cut short
+            del buf[rng.randrange(len(buf)):]
+        else:                           # a random byte in a record's payload
+            if recs:
+                r = rng.choice(recs)
+                size = struct.unpack_from('<H', buf, r + 6)[0]
+                if r + size <= len(buf) and size > 8:
+                    buf[r + rng.randrange(8, size)] = rng.randrange(256)
+        if not buf:
+            buf = bytearray(seed[:8])
+    return bytes(buf)
+
+
+def run(perf, cmd, path, out, timeout):
+    args = [perf] + [a.replace('{out}', out) for a in cmd] + ['-i', path]
+    try:
+        r = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           timeout=timeout, env=ENV)
+    except subprocess.TimeoutExpired:
+        return 'hang', None, b''
+    err = r.stderr
+    if any(s in err for s in SANITIZER):
+        return 'sanitizer report', r.returncode, err
+    if r.returncode < 0 or 128 < r.returncode <= 192:
+        return 'crash', r.returncode, err
+    return None, r.returncode, err
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--perf', required=True)
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--count', type=int, default=100)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--timeout', type=int, default=30)
+    ap.add_argument('seeds', nargs='+')
+    a = ap.parse_args()
+
+    os.makedirs(a.out, exist_ok=True)
+    seeds = [open(p, 'rb').read() for p in a.seeds]
+    rng = random.Random(a.seed)
+    found = {'crash': 0, 'sanitizer report': 0, 'hang': 0}
+    runs = 0
+    mutant = os.path.join(a.out, 'mutant.data')
+    out = os.path.join(a.out, 'mutant.out')
+    for n in range(a.count):
+        data = mutate(rng, rng.choice(seeds))
+        with open(mutant, 'wb') as f:
+            f.write(data)
+        for cmd in COMMANDS:
+            runs += 1
+            what, status, err = run(a.perf, cmd, mutant, out, a.timeout)
+            if not what:
+                continue
+            found[what] += 1
+            name = os.path.join(a.out, '%s-%d-%d' % (what.split()[0], a.seed, n))
+            with open(name + '.data', 'wb') as f:
+                f.write(data)
+            with open(name + '.txt', 'wb') as f:
+                f.write(('perf %s -i FILE: %s, status %s\n' % (' '.join(cmd), what, status))
+                        .encode() + err[-4000:])
+            print('%s: perf %s (status %s), kept as %s.data' % (what, ' '.join(cmd), status, name))
+            break
+    for p in (mutant, out):
+        if os.path.exists(p):
+            os.unlink(p)
+    print('mutants %d, runs %d, crashes %d, sanitizer reports %d, hangs %d' %
+          (a.count, runs, found['crash'], found['sanitizer report'], found['hang']))
+    return 1 if any(found.values()) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

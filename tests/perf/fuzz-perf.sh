@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make fuzz-perf: tests/perf/fuzz-perf.py on build/perf-asan (ASan, UBSan)
+# with seeds made here: the writer-made scenarios (tests/perf/scenarios.py,
+# file format), pipe streams of some of them in upstream's layouts
+# (tests/perf/upstream.py: compressed, newer records and features), and an
+# emulated deferred recording of tests/perf/emulate-workload.c.
+#
+# usage: tests/perf/fuzz-perf.sh [COUNT [SEED]]      (default 1000, 1)
+#   Environment: PERF_ASAN (default build/perf-asan), PERF (build/perf, for
+#   the emulation), FUZZ_OUT (default build/fuzz-perf: the findings, kept
+#   across runs), PYTHON, CC, SYS_PERF (records the workload).
+# Exit status: 1 when a mutant crashed, hung or made a sanitizer report.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+count=${1:-1000}
+seed=${2:-1}
+PERF_ASAN=${PERF_ASAN:-$top/build/perf-asan}
+PERF=${PERF:-$top/build/perf}
+SYS_PERF=${SYS_PERF:-/usr/bin/perf}
+PY=${PYTHON:-/usr/bin/python3}
+CC=${CC:-cc}
+out=${FUZZ_OUT:-$top/build/fuzz-perf}
+seeds=$out/seeds
+
+[ -x "$PERF_ASAN" ] || { echo "fuzz-perf: no $PERF_ASAN (make -f Makefile.perf-patch perf-asan)" >&2; exit 2; }
+mkdir -p "$seeds" || exit 2
+if [ ! -s "$seeds/.done" ]; then
+	"$CC" -g -O0 -fno-inline -no-pie -pthread -fno-omit-frame-pointer \
+		-o "$seeds/workload" "$here/workload.c" || exit 2
+	"$PY" "$here/scenarios.py" gen --workload "$seeds/workload" --out "$seeds" > "$seeds/list" ||
+		exit 2
+	for n in cross_cpu lost zero_entries duplicates; do
+		"$PY" "$here/upstream.py" "$seeds/$n.raw.data" "$seeds/$n.up.pipe" --pipe --compress \
+			--newer-records --newer-features --attr-size 144 --push 300 --cap 128 > /dev/null &&
+		"$PY" "$here/upstream.py" "$seeds/$n.raw.data" "$seeds/$n.up.data" --compress \
+			--newer-records --newer-features --attr-size 144 > /dev/null || exit 2
+	done
+	"$CC" -g -O1 -fno-omit-frame-pointer -pthread -o "$seeds/emu-workload" \
+		"$here/emulate-workload.c" || exit 2
+	if "$SYS_PERF" record -q -g -e cpu-clock -o "$seeds/fp.data" -- "$seeds/emu-workload" 30 \
+			> /dev/null 2>&1; then
+		"$PERF" stitch --emulate -q --seed 3 --drop 0.2 -i "$seeds/fp.data" \
+			-o "$seeds/emu.data" || exit 2
+		rm -f "$seeds/fp.data"
+	fi
+	echo done > "$seeds/.done"
+fi
+# shellcheck disable=SC2046
+exec "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
+	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data "$seeds"/emu.data 2> /dev/null)
