@@ -483,7 +483,10 @@ static int reader__intern_stack(struct export_reader *rd, u32 *id)
 				   es->nr_stack_frames + rd->nr_scratch);
 	if (err)
 		return err;
-	memcpy(es->stack_frames + es->nr_stack_frames, rd->scratch, rd->nr_scratch * sizeof(u32));
+	/* an empty stack (perf discarded the chain) has no arrays yet */
+	if (rd->nr_scratch)
+		memcpy(es->stack_frames + es->nr_stack_frames, rd->scratch,
+		       rd->nr_scratch * sizeof(u32));
 	es->stacks[es->nr_stacks].off = es->nr_stack_frames;
 	es->stacks[es->nr_stacks].len = rd->nr_scratch;
 	es->nr_stack_frames += rd->nr_scratch;
