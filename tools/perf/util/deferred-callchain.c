@@ -989,6 +989,15 @@ int deferred_stitch__check_read(struct perf_session *session, const char *path,
 	return 0;
 }
 
+void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples)
+{
+	if (records)
+		fprintf(fp, "%s%" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped", sep, records);
+	if (samples)
+		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain left out", sep,
+			samples);
+}
+
 size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
 					      const char *prefix)
 {

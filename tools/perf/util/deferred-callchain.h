@@ -138,6 +138,8 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool);
  */
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict);
+/* For a mode's summary: what was skipped as malformed, each part after @sep */
+void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
 /*
  * One line, prefixed with @prefix:
  * "deferred callchains: N deferred samples, N stitched (x%), N orphans

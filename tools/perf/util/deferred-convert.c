@@ -904,12 +904,7 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 		fprintf(fp, ")");
 	fprintf(fp, "; %" PRIu64 " CALLCHAIN_DEFERRED records removed, %" PRIu64
 		" lost-stack maps added", st->records_removed, st->lost_maps);
-	if (st->malformed_records)
-		fprintf(fp, ", %" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped",
-			st->malformed_records);
-	if (st->malformed_samples)
-		fprintf(fp, ", %" PRIu64 " samples with a malformed deferred callchain left out",
-			st->malformed_samples);
+	deferred_stitch__fprintf_malformed(fp, ", ", st->malformed_records, st->malformed_samples);
 	if (st->unknown_skipped)
 		fprintf(fp, ", %" PRIu64 " records of unknown type skipped", st->unknown_skipped);
 	if (st->out_of_order)

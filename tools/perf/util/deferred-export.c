@@ -1128,11 +1128,6 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 			st->other_events);
 	if (st->unresolved)
 		fprintf(fp, "; %" PRIu64 " samples without a thread left out", st->unresolved);
-	if (st->malformed_records)
-		fprintf(fp, "; %" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped",
-			st->malformed_records);
-	if (st->malformed_samples)
-		fprintf(fp, "; %" PRIu64 " samples with a malformed deferred callchain left out",
-			st->malformed_samples);
+	deferred_stitch__fprintf_malformed(fp, "; ", st->malformed_records, st->malformed_samples);
 	fprintf(fp, "\n");
 }
