@@ -5,6 +5,7 @@ stitch -o, -F folded and --stats on damaged copies of seed files.
 
 usage: fuzz-perf.py --perf PERF --out DIR [--count N] [--seed S]
                     [--timeout SECONDS] SEED.data...
+       fuzz-perf.py --perf PERF --out DIR --replay FILE.data...
 
 Each mutant is a seed (file or pipe format) with one to four damages,
 chosen at random from those a disk, a cut copy or a bad writer makes:
@@ -16,9 +17,12 @@ sanitizer report an error (leaks are not reported: perf 6.1 does not free
 everything at exit); the result is a crash (killed by a signal), a
 sanitizer report (in stderr), a hang (the timeout, default 30 s), or fine
 (any exit status: a damaged file may be refused).  Each of the first three
-is kept in DIR as MUTANT.data with MUTANT.txt (command, status, stderr's
-end).  Prints one line per finding and last "mutants N, runs R, crashes C,
-sanitizer reports S, hangs H"; exits 1 when anything was found.
+is kept in DIR as MUTANT.data with MUTANT.txt (command, status, and
+stderr from the first sanitizer line, or its end).  Prints one line per
+finding and last "mutants N, runs R, crashes C, sanitizer reports S, hangs
+H"; exits 1 when anything was found.  --replay runs the commands on each
+file as it is, no mutation: the kept findings of earlier runs, so that a
+fixed reader stays fixed.
 """
 
 import argparse
@@ -103,6 +107,13 @@ def mutate(rng, seed):
     return bytes(buf)
 
 
+def report(err):
+    """The part of stderr worth keeping: from the first sanitizer line on."""
+    at = min([err.find(s) for s in SANITIZER if s in err] or [max(len(err) - 4000, 0)])
+    start = err.rfind(b'\n', 0, at) + 1
+    return err[start:start + 8000]
+
+
 def run(perf, cmd, path, out, timeout):
     args = [perf] + [a.replace('{out}', out) for a in cmd] + ['-i', path]
     try:
@@ -125,6 +136,7 @@ def main():
     ap.add_argument('--count', type=int, default=100)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--timeout', type=int, default=30)
+    ap.add_argument('--replay', action='store_true')
     ap.add_argument('seeds', nargs='+')
     a = ap.parse_args()
 
@@ -133,10 +145,13 @@ def main():
     rng = random.Random(a.seed)
     found = {'crash': 0, 'sanitizer report': 0, 'hang': 0}
     runs = 0
-    mutant = os.path.join(a.out, 'mutant.data')
-    out = os.path.join(a.out, 'mutant.out')
+    # of this run only: a file rewritten under another run's reader is a SIGBUS
+    mutant = os.path.join(a.out, 'mutant-%d.data' % os.getpid())
+    out = os.path.join(a.out, 'mutant-%d.out' % os.getpid())
+    if a.replay:
+        a.count = len(seeds)
     for n in range(a.count):
-        data = mutate(rng, rng.choice(seeds))
+        data = seeds[n] if a.replay else mutate(rng, rng.choice(seeds))
         with open(mutant, 'wb') as f:
             f.write(data)
         for cmd in COMMANDS:
@@ -145,19 +160,20 @@ def main():
             if not what:
                 continue
             found[what] += 1
-            name = os.path.join(a.out, '%s-%d-%d' % (what.split()[0], a.seed, n))
+            name = os.path.join(a.out, '%s-%s' % (what.split()[0], os.path.basename(
+                a.seeds[n]).rsplit('.', 1)[0] if a.replay else '%d-%d' % (a.seed, n)))
             with open(name + '.data', 'wb') as f:
                 f.write(data)
             with open(name + '.txt', 'wb') as f:
                 f.write(('perf %s -i FILE: %s, status %s\n' % (' '.join(cmd), what, status))
-                        .encode() + err[-4000:])
+                        .encode() + report(err))
             print('%s: perf %s (status %s), kept as %s.data' % (what, ' '.join(cmd), status, name))
             break
     for p in (mutant, out):
         if os.path.exists(p):
             os.unlink(p)
-    print('mutants %d, runs %d, crashes %d, sanitizer reports %d, hangs %d' %
-          (a.count, runs, found['crash'], found['sanitizer report'], found['hang']))
+    print('%s %d, runs %d, crashes %d, sanitizer reports %d, hangs %d' %
+          ('files' if a.replay else 'mutants', a.count, runs, found['crash'], found['sanitizer report'], found['hang']))
     return 1 if any(found.values()) else 0
 
 

@@ -5,12 +5,15 @@
 # with seeds made here: the writer-made scenarios (tests/perf/scenarios.py,
 # file format), pipe streams of some of them in upstream's layouts
 # (tests/perf/upstream.py: compressed, newer records and features), and an
-# emulated deferred recording of tests/perf/emulate-workload.c.
+# emulated deferred recording of tests/perf/emulate-workload.c.  Then the
+# kept findings of earlier runs, tests/perf/fuzz-corpus/*.data, are run as
+# they are (fuzz-perf.py --replay), so that a fixed reader stays fixed.
 #
 # usage: tests/perf/fuzz-perf.sh [COUNT [SEED]]      (default 1000, 1)
 #   Environment: PERF_ASAN (default build/perf-asan), PERF (build/perf, for
 #   the emulation), FUZZ_OUT (default build/fuzz-perf: the findings, kept
-#   across runs), PYTHON, CC, SYS_PERF (records the workload).
+#   across runs), FUZZ_SEEDS (default FUZZ_OUT/seeds: made once, kept),
+#   PYTHON, CC, SYS_PERF (records the workload).
 # Exit status: 1 when a mutant crashed, hung or made a sanitizer report.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +26,7 @@ SYS_PERF=${SYS_PERF:-/usr/bin/perf}
 PY=${PYTHON:-/usr/bin/python3}
 CC=${CC:-cc}
 out=${FUZZ_OUT:-$top/build/fuzz-perf}
-seeds=$out/seeds
+seeds=${FUZZ_SEEDS:-$out/seeds}
 
 [ -x "$PERF_ASAN" ] || { echo "fuzz-perf: no $PERF_ASAN (make -f Makefile.perf-patch perf-asan)" >&2; exit 2; }
 mkdir -p "$seeds" || exit 2
@@ -49,5 +52,9 @@ if [ ! -s "$seeds/.done" ]; then
 	echo done > "$seeds/.done"
 fi
 # shellcheck disable=SC2046
-exec "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
+"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
 	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data "$seeds"/emu.data 2> /dev/null)
+status=$?
+"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --replay "$here"/fuzz-corpus/*.data ||
+	status=1
+exit $status
