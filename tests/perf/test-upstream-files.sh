@@ -218,4 +218,32 @@ for sz in 12 16; do
 done
 check "the recording has tracepoint samples" has tp.file 'raw_syscalls:sys_exit'
 
+# ------------------------------------------------------------ 6.1's perf record -z
+# PERF_RECORD_COMPRESSED of unaligned sizes, so the records after them are
+# unaligned in the mapped file (read from aligned copies since 0044)
+legacy=$here/fuzz-corpus/legacy-compressed-unaligned.data
+"$SYS_PERF" script -i "$legacy" > legacy.sys 2>&1
+"$PERF" script -i "$legacy" > legacy.ours 2> legacy.err
+check "6.1 perf record -z file: perf script reads it as 6.1 does" \
+	eval "same legacy.sys legacy.ours && [ -s legacy.ours ] && [ ! -s legacy.err ]"
+check "6.1 perf record -z file: it has samples" has legacy.ours 'cpu-clock'
+# perf inject -b: HEADER_BUILD_ID records (4 bytes past a multiple of 8) in
+# the data, the kernel's records after them unaligned in the mapped file
+"$SYS_PERF" inject -b -i fp.data -o fpb.data 2> /dev/null
+"$SYS_PERF" script -i fpb.data > fpb.sys 2>&1
+"$PERF" script -i fpb.data > fpb.ours 2> fpb.err
+check "perf inject -b file: build ids in the data, of unaligned size" \
+	eval "'$PERF' report -D -i fpb.data 2> /dev/null | grep -Eq '\\[0x[0-9a-f]*[4c]\\]: event: 67'"
+check "perf inject -b file: perf script reads it as 6.1 does" \
+	eval "same fpb.sys fpb.ours && [ ! -s fpb.err ]"
+if [ -x "$top/build/perf-asan" ]; then
+	for f in "$legacy" fpb.data; do
+		ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+			"$top/build/perf-asan" script -i "$f" > asan.out 2> asan.err
+		"$SYS_PERF" script -i "$f" > sys.out 2>&1
+		check "$(basename "$f"): no sanitizer report in build/perf-asan, the same output" \
+			eval "same sys.out asan.out && hasnt asan.err 'runtime error|ERROR: '"
+	done
+fi
+
 finish
