@@ -25,6 +25,7 @@
 #include <unwind-cookie/callchain.h>
 #include <internal/lib.h>
 #include <internal/list.h>
+#include <internal/pool.h>
 
 /* Deeper records are refused: no producer writes them, and they cost memory. */
 #define MAX_RECORD_NR		(1U << 16)
@@ -149,6 +150,7 @@ struct unwind_stitcher {
 	size_t		lost_cap;
 	bool		cap_warned;
 	struct unwind_stitcher_stats stats;
+	struct uc_pool	pool;		/* samples, slots, records, tasks */
 	uint64_t	lat_pos[LAT_BUCKETS];
 	uint64_t	lat_neg[LAT_BUCKETS];
 };
@@ -360,7 +362,7 @@ static void record_put(struct unwind_stitcher *st, struct record *rec)
 	if (!rec || --rec->refcnt)
 		return;
 	account(st, 0, -(long long)(sizeof(*rec) + rec->nr * sizeof(rec->ips[0])));
-	free(rec);
+	uc_pool__free(&st->pool, rec, sizeof(*rec) + rec->nr * sizeof(rec->ips[0]));
 }
 
 /* ---- delivery ---- */
@@ -369,7 +371,7 @@ static void sample_free(struct unwind_stitcher *st, struct sample *s)
 {
 	record_put(st, s->record);
 	account(st, s->passthrough ? 0 : -1, -(long long)s->bytes);
-	free(s);
+	uc_pool__free(&st->pool, s, sizeof(*s) + s->nr_kernel * sizeof(s->kernel[0]));
 }
 
 static void deliver(struct unwind_stitcher *st, struct sample *s)
@@ -463,9 +465,10 @@ static struct task *task_get(struct unwind_stitcher *st, uint32_t tid)
 
 	if (t)
 		return t;
-	t = calloc(1, sizeof(*t));
+	t = uc_pool__alloc(&st->pool, sizeof(*t));
 	if (!t)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	uc_list_init(&t->slots);
 	uc_list_init(&t->gc.node);
@@ -481,7 +484,7 @@ static void task_free(struct unwind_stitcher *st, struct task *t)
 	uc_list_del(&t->gc.node);
 	account(st, 0, -(long long)(sizeof(*t) + t->bounds_cap * sizeof(*t->bounds)));
 	free(t->bounds);
-	free(t);
+	uc_pool__free(&st->pool, t, sizeof(*t));
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -567,10 +570,11 @@ static bool same_incarnation(const struct task *t, uint32_t pid_a, uint64_t time
 static struct slot *slot_new(struct unwind_stitcher *st, struct task *t, uint64_t cookie,
 			     uint32_t pid, uint64_t time)
 {
-	struct slot *sl = calloc(1, sizeof(*sl));
+	struct slot *sl = uc_pool__alloc(&st->pool, sizeof(*sl));
 
 	if (!sl)
 		return NULL;
+	memset(sl, 0, sizeof(*sl));
 	sl->task = t;
 	sl->cookie = cookie;
 	sl->pid = pid;
@@ -604,7 +608,7 @@ static void slot_free(struct unwind_stitcher *st, struct slot *sl)
 	uc_list_del(&sl->age_node);
 	uc_list_del(&sl->check.node);
 	account(st, 0, -(long long)sizeof(*sl));
-	free(sl);
+	uc_pool__free(&st->pool, sl, sizeof(*sl));
 	t->nr_slots--;
 	task_release(st, t);
 }
@@ -913,6 +917,7 @@ void unwind_stitcher__delete(struct unwind_stitcher *st)
 	if (!st)
 		return;
 	free_everything(st);
+	uc_pool__clear(&st->pool);
 	free(st->lost_times);
 	free(st->slots.buckets);
 	free(st->tasks.buckets);
@@ -933,7 +938,7 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 		return invalid(st);
 
 	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
-	s = malloc(sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
+	s = uc_pool__alloc(&st->pool, sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
 	if (!s)
 		return -ENOMEM;	/* not taken: the caller still owns it */
 	st->stats.samples++;
@@ -989,9 +994,10 @@ int unwind_stitcher__add_passthrough(struct unwind_stitcher *st, uint64_t time, 
 
 	if (!st)
 		return -EINVAL;
-	s = calloc(1, sizeof(*s));
+	s = uc_pool__alloc(&st->pool, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	memset(s, 0, sizeof(*s));
 	st->stats.passthrough++;
 	advance(st, time);
 	uc_list_init(&s->slot_node);
@@ -1055,7 +1061,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, 0);
 	}
 
-	rec = malloc(sizeof(*rec) + nr * sizeof(rec->ips[0]));
+	rec = uc_pool__alloc(&st->pool, sizeof(*rec) + nr * sizeof(rec->ips[0]));
 	if (!rec)
 		return settle(st, -ENOMEM);
 	rec->refcnt = 1;
@@ -1075,7 +1081,12 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, -ENOMEM);
 	}
 	sl->record = rec;
-	/* Gather late samples for one window, then settle (slot_check). */
+	/*
+	 * Gather late samples for one window, then settle (slot_check); in
+	 * time order nothing that could change the outcome is still to come.
+	 */
+	if (st->opts.sorted)
+		slot_settle_all(st, sl);
 	schedule(st, &sl->check);
 	return settle(st, 0);
 }
