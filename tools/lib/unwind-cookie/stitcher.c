@@ -984,6 +984,9 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 		sl->max_time = in->time;
 	if (in->time < sl->min_time)
 		sl->min_time = in->time;
+	/* a late sample, its record already in */
+	if (st->opts.sorted && sl->record)
+		slot_settle_all(st, sl);
 	return settle(st, 0);
 }
 

@@ -611,11 +611,15 @@ static bool deferred__start(struct deferred_callchain *dc)
 		goto fail;
 	}
 	/*
-	 * Behind ordered_events the input is in time order: the window only
-	 * has to cover late samples and duplicates after a record.
+	 * Behind ordered_events the input is in time order: a record settles
+	 * its samples when it comes, and the window only has to cover late
+	 * samples and duplicates after it.
 	 */
-	if (!opts.window && tool->ordered_events)
-		opts.window = DEFERRED_STITCH_WINDOW_ORDERED;
+	if (tool->ordered_events) {
+		opts.sorted = true;
+		if (!opts.window)
+			opts.window = DEFERRED_STITCH_WINDOW_ORDERED;
+	}
 	/* only printing by default; perf's own output routes it */
 	libunwind_cookie_set_print(deferred__print);
 	dc->st = unwind_stitcher__new(&opts);

@@ -79,7 +79,7 @@ static struct run *cur;
 
 /* Totals over all scenarios: the run must have exercised every case. */
 static struct unwind_stitcher_stats total;
-static uint64_t total_file_order, total_input_order;
+static uint64_t total_file_order, total_input_order, total_sorted;
 
 static void deliver(void *ctx, const struct unwind_stitched_sample *s)
 {
@@ -365,6 +365,8 @@ static void check_scenario(unsigned int seed)
 	opts.order = chance(&r, 50) ? UNWIND_STITCHER_ORDER_INPUT : UNWIND_STITCHER_ORDER_RESOLVED;
 	/* The disorder a perf.data file has is one round; time order has none. */
 	opts.window = (file_order ? round : 0) + 10;
+	/* Time order may say so: the same outcome, settled as records arrive. */
+	opts.sorted = !file_order && chance(&r, 50);
 	layout = opts.layout = chance(&r, 80) ? UNWIND_COOKIE_LAYOUT_MERGED_LE : pick(&r, 3);
 
 	for (pass = 0; pass < 2; pass++) {
@@ -465,6 +467,7 @@ static void check_scenario(unsigned int seed)
 			total.orphans[i] += stats.orphans[i];
 		total_file_order += file_order;
 		total_input_order += opts.order == UNWIND_STITCHER_ORDER_INPUT;
+		total_sorted += opts.sorted;
 		if (opts.order == UNWIND_STITCHER_ORDER_INPUT) {
 			/* Handed back exactly in the order fed. */
 			size_t k = 0;
@@ -491,8 +494,9 @@ START_TEST(test_random_scenarios)
 
 	for (seed = 0; seed < n; seed++)
 		check_scenario(seed);
-	printf("property: %u scenarios (%llu file order, %llu input-order delivery): %llu samples, %llu stitched (%llu late), %llu duplicates, %llu cross-CPU records, %llu truncated; orphans: lost %llu, exited %llu, ended %llu, exec %llu, unwind failed %llu\n",
-	       n, (unsigned long long)total_file_order, (unsigned long long)total_input_order,
+	printf("property: %u scenarios (%llu file order, %llu sorted, %llu input-order delivery): %llu samples, %llu stitched (%llu late), %llu duplicates, %llu cross-CPU records, %llu truncated; orphans: lost %llu, exited %llu, ended %llu, exec %llu, unwind failed %llu\n",
+	       n, (unsigned long long)total_file_order, (unsigned long long)total_sorted,
+	       (unsigned long long)total_input_order,
 	       (unsigned long long)total.samples, (unsigned long long)total.stitched,
 	       (unsigned long long)total.late_samples, (unsigned long long)total.duplicates,
 	       (unsigned long long)total.cross_cpu_records,

@@ -677,6 +677,45 @@ START_TEST(test_input_order)
 }
 END_TEST
 
+/*
+ * opts.sorted: in time order a record settles its samples when it arrives,
+ * a late sample settles when it does, and the queue behind them moves on;
+ * an exec before the record still makes an orphan, and a record without
+ * its samples still waits a window for late ones.
+ */
+START_TEST(test_sorted_input)
+{
+	struct unwind_stitcher_opts opts = {
+		.sz = sizeof(opts), .deliver = collect, .order = UNWIND_STITCHER_ORDER_INPUT,
+		.window = W, .layout = UNWIND_COOKIE_LAYOUT_MERGED_LE, .sorted = true,
+	};
+	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+
+	ck_assert_ptr_nonnull(st);
+	nr_outs = 0;
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 20, 21, 1001, 0);
+	ck_assert_uint_eq(nr_outs, 0);		/* sample 2 waits for sample 1 */
+	record(st, 10, 11, 5, 1004, C1, U1, 3);
+	ck_assert_uint_eq(nr_outs, 2);		/* no window to wait */
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert_int_eq(outs[1].id, 2);
+	sample(st, 3, 10, 11, 1005, C1);	/* late: its record is in */
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_stitched(&outs[2], U1, 3);
+	ck_assert(outs[2].late);
+	sample(st, 4, 10, 11, 1010, C2);
+	ck_assert_int_eq(unwind_stitcher__task_exec(st, 10, 11, 1015), 0);
+	record(st, 10, 11, 5, 1020, C2, U2, 2);
+	ck_assert_uint_eq(nr_outs, 4);
+	assert_orphan(&outs[3], UNWIND_ORPHAN_EXEC);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 4);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /* Other items of the stream keep their place among held samples. */
 START_TEST(test_passthrough)
 {
@@ -807,6 +846,7 @@ int main(void)
 	tcase_add_test(tc, test_unwind_failed_and_bogus_ips);
 	tcase_add_test(tc, test_not_deferred);
 	tcase_add_test(tc, test_input_order);
+	tcase_add_test(tc, test_sorted_input);
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_latency_percentiles);
 	tcase_add_test(tc, test_invalid_input);

@@ -105,7 +105,8 @@ enum unwind_stitcher_order {
 	 * A sample is handed back as soon as it is resolved: a non-deferred
 	 * sample at once; a deferred one a window after its record arrived
 	 * (the time an exec or exit written before the record may still take
-	 * to arrive), or when it is known to be an orphan. Samples of one
+	 * to arrive; with opts.sorted, when it arrives), or when it is known
+	 * to be an orphan. Samples of one
 	 * kernel entry come back in the order they were fed.
 	 */
 	UNWIND_STITCHER_ORDER_RESOLVED,
@@ -133,6 +134,16 @@ struct unwind_stitcher_opts {
 	size_t				max_pending_bytes;
 	/* Layout used to find a cookie's CPU for the cross-CPU statistic. */
 	enum unwind_cookie_layout	layout;
+	/*
+	 * The input is in time order (perf's ordered_events): every exec and
+	 * exit written before a record is fed before it, so the samples a
+	 * record joins are settled when it arrives, and a late sample when
+	 * it does, instead of a window later. Nothing else changes: the
+	 * window still bounds the wait for late samples, copies and
+	 * evidence. A caller whose input is only roughly ordered leaves it
+	 * false.
+	 */
+	bool				sorted;
 };
 
 #define UNWIND_STITCHER_DEFAULT_WINDOW		1000000000ULL	/* 1 s */
