@@ -103,6 +103,8 @@ struct task {
 	struct hnode	hnode;
 	uint32_t	tid;
 	struct uc_list	slots;
+	/* slots waiting for evidence, off the deadline queue (slot_check()) */
+	struct uc_list	idle;
 	size_t		nr_slots;
 	struct deadline	gc;
 	bool		has_record_time;
@@ -116,6 +118,7 @@ struct task {
 struct slot {
 	struct hnode	hnode;
 	struct uc_list	task_node;
+	struct uc_list	idle_node;	/* in task->idle */
 	struct uc_list	age_node;
 	struct deadline	check;
 	struct task	*task;
@@ -471,6 +474,7 @@ static struct task *task_get(struct unwind_stitcher *st, uint32_t tid)
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	uc_list_init(&t->slots);
+	uc_list_init(&t->idle);
 	uc_list_init(&t->gc.node);
 	t->gc.kind = DEADLINE_TASK;
 	htable_add(&st->tasks, &t->hnode, task_hash(tid));
@@ -582,6 +586,7 @@ static struct slot *slot_new(struct unwind_stitcher *st, struct task *t, uint64_
 	sl->min_time = time;
 	sl->max_time = time;
 	uc_list_init(&sl->samples);
+	uc_list_init(&sl->idle_node);
 	uc_list_init(&sl->check.node);
 	sl->check.kind = DEADLINE_SLOT;
 	htable_add(&st->slots, &sl->hnode, slot_hash(t->tid, cookie));
@@ -605,6 +610,7 @@ static void slot_free(struct unwind_stitcher *st, struct slot *sl)
 	}
 	htable_del(&st->slots, &sl->hnode);
 	uc_list_del(&sl->task_node);
+	uc_list_del(&sl->idle_node);
 	uc_list_del(&sl->age_node);
 	uc_list_del(&sl->check.node);
 	account(st, 0, -(long long)sizeof(*sl));
@@ -738,11 +744,14 @@ static enum unwind_orphan_reason exit_reason(const struct unwind_stitcher *st,
  * exited after the samples, or completed a later kernel entry (a record
  * with a later time). The first check notes the evidence; the next one, a
  * full window later, is conclusive, because any record written before the
- * evidence has then had its window to arrive.
+ * evidence has then had its window to arrive. A check that finds none
+ * leaves the slot idle, off the queue, until its task exits or writes a
+ * record (task_wake_slots()): waiting slots are not polled every window.
  */
 static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 {
 	struct task *t = sl->task;
+	bool exited, later_record;
 	uint64_t when = 0;
 
 	if (sl->record) {
@@ -763,16 +772,33 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 		slot_free(st, sl);
 		return;
 	}
-	if (task_exit_at_or_after(t, sl->max_time, &when)) {
-		sl->has_evidence = true;
-		sl->evidence_reason = UNWIND_ORPHAN_TASK_EXITED;
-		sl->evidence_time = when;
-	} else if (t->has_record_time && t->max_record_time > sl->max_time) {
+	exited = task_exit_at_or_after(t, sl->max_time, &when);
+	later_record = t->has_record_time && t->max_record_time > sl->max_time;
+	/* the earlier evidence tells: a later entry's record before an exit means lost */
+	if (later_record && (!exited || t->max_record_time < when)) {
 		sl->has_evidence = true;
 		sl->evidence_reason = UNWIND_ORPHAN_RECORD_LOST;
 		sl->evidence_time = t->max_record_time;
+	} else if (exited) {
+		sl->has_evidence = true;
+		sl->evidence_reason = UNWIND_ORPHAN_TASK_EXITED;
+		sl->evidence_time = when;
+	} else {
+		uc_list_add_tail(&sl->idle_node, &t->idle);
+		return;		/* until task_wake_slots() */
 	}
 	schedule(st, &sl->check);
+}
+
+/* @t exited or wrote a record: its idle slots may have evidence now. */
+static void task_wake_slots(struct unwind_stitcher *st, struct task *t)
+{
+	while (!uc_list_empty(&t->idle)) {
+		struct slot *sl = uc_container_of(t->idle.next, struct slot, idle_node);
+
+		uc_list_del(&sl->idle_node);
+		schedule(st, &sl->check);
+	}
 }
 
 static void expire(struct unwind_stitcher *st)
@@ -844,7 +870,8 @@ struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *
 {
 	struct unwind_stitcher *st;
 
-	if (!opts || opts->sz < offsetof(struct unwind_stitcher_opts, layout) + sizeof(opts->layout)) {
+	if (!opts || opts->sz < offsetof(struct unwind_stitcher_opts, layout) + sizeof(opts->layout) ||
+	    !uc_opts_tail_zero(opts, opts->sz, sizeof(*opts))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1052,6 +1079,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 	if (!t->has_record_time || in->time > t->max_record_time) {
 		t->max_record_time = in->time;
 		t->has_record_time = true;
+		task_wake_slots(st, t);
 	}
 
 	/* One copy per defer_output event: keep the first, count the rest. */
@@ -1084,6 +1112,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, -ENOMEM);
 	}
 	sl->record = rec;
+	uc_list_del(&sl->idle_node);
 	/*
 	 * Gather late samples for one window, then settle (slot_check); in
 	 * time order nothing that could change the outcome is still to come.
@@ -1132,6 +1161,8 @@ static int task_boundary(struct unwind_stitcher *st, uint32_t tid, uint64_t time
 	if (!t)
 		return settle(st, -ENOMEM);
 	err = task_add_boundary(st, t, time, exit);
+	if (exit)
+		task_wake_slots(st, t);
 	task_release(st, t);
 	return settle(st, err);
 }

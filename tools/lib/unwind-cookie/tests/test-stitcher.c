@@ -378,6 +378,32 @@ START_TEST(test_lost_by_later_entry)
 }
 END_TEST
 
+/*
+ * A slot without evidence is idle, off the deadline queue: a later entry's
+ * record wakes it a window later, and with an exit too, the earlier
+ * evidence names the reason (the record was written before the exit).
+ */
+START_TEST(test_idle_slot_woken)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	tick(st, 1101);			/* first check: nothing, idle */
+	tick(st, 5000);			/* idle: not checked again */
+	ck_assert_ptr_null(find(1));
+	sample(st, 2, 10, 11, 5010, C2);
+	record(st, 10, 11, 5, 5020, C2, U2, 2);	/* wakes slot C1 */
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 5030), 0);
+	tick(st, 5121);			/* check: evidence noted */
+	ck_assert_ptr_null(find(1));
+	tick(st, 5222);
+	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	assert_stitched(find(2), U2, 2);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /* A task sleeping in a syscall for long is not declared lost. */
 START_TEST(test_long_syscall)
 {
@@ -789,6 +815,22 @@ START_TEST(test_invalid_input)
 	ck_assert_uint_eq(stats_of(st).samples, 0);
 	ck_assert_ptr_null(unwind_stitcher__new(&bad));
 	ck_assert_ptr_null(unwind_stitcher__new(NULL));
+	{
+		/* a newer caller's opts: accepted with its unknown tail zero only */
+		struct {
+			struct unwind_stitcher_opts opts;
+			uint64_t newer_field;
+		} newer = { .opts = { .sz = sizeof(newer), .deliver = collect } };
+		struct unwind_stitcher *st2;
+
+		st2 = unwind_stitcher__new(&newer.opts);
+		ck_assert_ptr_nonnull(st2);
+		unwind_stitcher__delete(st2);
+		newer.newer_field = 1;
+		errno = 0;
+		ck_assert_ptr_null(unwind_stitcher__new(&newer.opts));
+		ck_assert_int_eq(errno, EINVAL);
+	}
 	ck_assert_int_eq(unwind_stitcher__add_sample(NULL, &s), -EINVAL);
 	unwind_stitcher__delete(NULL);
 	unwind_stitcher__delete(st);
@@ -834,6 +876,7 @@ int main(void)
 	tcase_add_test(tc, test_duplicates);
 	tcase_add_test(tc, test_lost_by_later_entry);
 	tcase_add_test(tc, test_long_syscall);
+	tcase_add_test(tc, test_idle_slot_woken);
 	tcase_add_test(tc, test_lost_notice);
 	tcase_add_test(tc, test_lost_notice_late_sample);
 	tcase_add_test(tc, test_task_exit);
