@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unwind-cookie/kmodel.h>
 #include <unwind-cookie/cookie.h>
+#include <internal/lib.h>
 
 #define offsetofend(type, member) (offsetof(type, member) + sizeof(((type *)0)->member))
 
@@ -475,7 +476,8 @@ struct unwind_kmodel *unwind_kmodel__new(const struct unwind_kmodel_opts *uopts)
 	uint64_t start;
 	uint32_t i;
 
-	if (!uopts || uopts->sz < KMODEL_OPTS_MIN_SZ)
+	if (!uopts || uopts->sz < KMODEL_OPTS_MIN_SZ ||
+	    !uc_opts_tail_zero(uopts, uopts->sz, sizeof(opts)))
 		goto einval;
 	memset(&opts, 0, sizeof(opts));
 	memcpy(&opts, uopts, uopts->sz < sizeof(opts) ? uopts->sz : sizeof(opts));

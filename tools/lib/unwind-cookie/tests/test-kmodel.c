@@ -180,8 +180,14 @@ START_TEST(test_opts)
 	ck_assert_ptr_nonnull(km);
 	unwind_kmodel__delete(km);
 
-	/* A newer caller's larger struct is accepted. */
+	/* A newer caller's larger struct: refused if what we do not know is set... */
 	big.opts.sz = sizeof(big);
+	big.future_field = 1;
+	errno = 0;
+	ck_assert_ptr_null(unwind_kmodel__new(&big.opts));
+	ck_assert_int_eq(errno, EINVAL);
+	/* ...accepted with it zero. */
+	big.future_field = 0;
 	km = unwind_kmodel__new(&big.opts);
 	ck_assert_ptr_nonnull(km);
 
