@@ -866,12 +866,19 @@ static int reader__sample(struct perf_tool *tool, union perf_event *event __mayb
 	u64 weight;
 	int err;
 
+	if (rd->err)
+		return 0;	/* stopping: see below */
 	rd->stats->samples++;
-	/* a pipe's events are known once their HEADER_ATTR records came */
+	/*
+	 * A pipe's events are known once their HEADER_ATTR records came.  No
+	 * such event: said once, and reading stops here (the session would
+	 * add "failed to process" for the record that flushed this sample).
+	 */
 	err = reader__keeps(rd, evsel, &keep);
 	if (err) {
 		rd->err = err;
-		return err;
+		session_done = 1;
+		return 0;
 	}
 	if (!keep) {
 		rd->stats->other_events++;
