@@ -993,6 +993,25 @@ int deferred_stitch__check_read(struct perf_session *session, const char *path,
 	return 0;
 }
 
+size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr)
+{
+	const char *sep = " (";
+	size_t ret = 0;
+	int r;
+
+	for (r = 0; r < nr; r++) {
+		if (!by_reason[r])
+			continue;
+		ret += fprintf(fp, "%s%s %" PRIu64, sep,
+			       (r ? deferred_stitch__reason_name(r) : NULL) ?: "unknown",
+			       by_reason[r]);
+		sep = ", ";
+	}
+	if (ret)
+		ret += fprintf(fp, ")");
+	return ret;
+}
+
 void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples)
 {
 	if (records)
@@ -1007,9 +1026,7 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 {
 	struct deferred_callchain *dc = session->deferred;
 	struct unwind_stitcher_stats stats;
-	const char *sep = " (";
 	size_t ret;
-	int r;
 
 	if (!perf_session__has_deferred(session))
 		return 0;
@@ -1024,15 +1041,7 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 		      " stitched (%.1f%%), %" PRIu64 " orphans", prefix, stats.deferred_samples,
 		      stats.stitched, stats.deferred_samples ?
 		      100.0 * stats.stitched / stats.deferred_samples : 0.0, stats.orphans_total);
-	for (r = UNWIND_ORPHAN_NONE + 1; r < UNWIND_ORPHAN__MAX; r++) {
-		if (!stats.orphans[r])
-			continue;
-		ret += fprintf(fp, "%s%s %" PRIu64, sep, unwind_orphan_reason__name(r),
-			       stats.orphans[r]);
-		sep = ", ";
-	}
-	if (stats.orphans_total)
-		ret += fprintf(fp, ")");
+	ret += deferred_stitch__fprintf_orphans(fp, stats.orphans, UNWIND_ORPHAN__MAX);
 	ret += fprintf(fp, ", %" PRIu64 " records, %" PRIu64 " duplicate records",
 		       stats.records, stats.duplicates + stats.duplicates_conflicting);
 	if (stats.duplicates_conflicting)

@@ -138,6 +138,11 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool);
  */
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict);
+/*
+ * For every summary: " (record lost N, task exited N)", the non-zero of
+ * @nr counts indexed by enum unwind_orphan_reason; nothing if all are 0
+ */
+size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr);
 /* For a mode's summary: what was skipped as malformed, each part after @sep */
 void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
 /*

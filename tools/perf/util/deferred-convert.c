@@ -883,9 +883,6 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 				     const struct deferred_convert_opts *opts,
 				     const char *cmd, FILE *fp)
 {
-	const char *sep = " (";
-	int r;
-
 	if (!st->deferred && !st->records_removed) {
 		fprintf(fp, "%s: no deferred callchains in %s, copied %" PRIu64 " samples to %s\n",
 			cmd, opts->input, st->samples, opts->output);
@@ -894,14 +891,7 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 	fprintf(fp, "%s: %" PRIu64 " samples, %" PRIu64 " with deferred user callchains: %"
 		PRIu64 " stitched, %" PRIu64 " orphans", cmd, st->samples, st->deferred,
 		st->stitched, st->orphans_total);
-	for (r = 1; r < st->nr_reasons; r++) {
-		if (!st->orphans[r])
-			continue;
-		fprintf(fp, "%s%s %" PRIu64, sep, deferred_stitch__reason_name(r), st->orphans[r]);
-		sep = ", ";
-	}
-	if (st->orphans_total)
-		fprintf(fp, ")");
+	deferred_stitch__fprintf_orphans(fp, st->orphans, st->nr_reasons);
 	fprintf(fp, "; %" PRIu64 " CALLCHAIN_DEFERRED records removed, %" PRIu64
 		" lost-stack maps added", st->records_removed, st->lost_maps);
 	deferred_stitch__fprintf_malformed(fp, ", ", st->malformed_records, st->malformed_samples);

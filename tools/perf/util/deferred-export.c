@@ -846,7 +846,6 @@ static void reader__count_deferred(struct export_reader *rd, const struct perf_s
 		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
 		    info->reason : 0;
 		st->orphan_reasons[r]++;
-		st->reason_names[r] = deferred_sample_info__reason(info);
 		break;
 	case DEFERRED_SAMPLE__UNSTITCHED:
 	default:
@@ -1104,9 +1103,6 @@ out:
 void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE *fp,
 				    const char *prefix)
 {
-	bool first = true;
-	int r;
-
 	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported - st->unfiltered,
 		st->event[0] ? st->event : "(no)");
 	if (st->unfiltered)
@@ -1115,15 +1111,8 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 	if (st->deferred) {
 		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
 			st->deferred, st->stitched, st->orphans);
-		for (r = 0; r < DEFERRED_STITCH_REASONS_MAX; r++) {
-			if (!st->orphan_reasons[r])
-				continue;
-			fprintf(fp, "%s%s %" PRIu64, first ? " (" : ", ",
-				st->reason_names[r] ?: "unknown", st->orphan_reasons[r]);
-			first = false;
-		}
-		if (!first)
-			fprintf(fp, ")");
+		deferred_stitch__fprintf_orphans(fp, st->orphan_reasons,
+						 DEFERRED_STITCH_REASONS_MAX);
 		if (st->unstitched)
 			fprintf(fp, ", %" PRIu64 " not stitched", st->unstitched);
 		fprintf(fp, ")");

@@ -65,7 +65,6 @@ struct deferred_export_stats {
 	u64	stitched;
 	u64	orphans;
 	u64	orphan_reasons[DEFERRED_STITCH_REASONS_MAX];	/* by reason */
-	const char *reason_names[DEFERRED_STITCH_REASONS_MAX];
 	u64	unstitched;		/* stitching was off */
 	u64	frames;			/* distinct frames */
 	u64	stacks;			/* distinct stacks */
