@@ -44,6 +44,7 @@
 #include "symbol.h"
 #include "thread.h"
 #include "tool.h"
+#include "units.h"
 #include "deferred-callchain.h"
 
 /* malformed records reported one by one; the rest are only counted */
@@ -252,25 +253,33 @@ int deferred_stitch__parse_window(const struct option *opt, const char *str, int
 	return -1;
 }
 
-/* "512M", "2G", "64K" (also "64KB", "64KiB", lower case); a bare number is in MiB */
+/*
+ * "512M", "2G", "64K", "4096B" as perf's other sizes (parse_tag_value());
+ * a bare number is in MiB
+ */
 int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset)
 {
-	static const struct unit_suffix units[] = {
-		{ "K", 1ULL << 10 }, { "KB", 1ULL << 10 }, { "KiB", 1ULL << 10 },
-		{ "k", 1ULL << 10 }, { "kB", 1ULL << 10 }, { "kiB", 1ULL << 10 },
-		{ "M", 1ULL << 20 }, { "MB", 1ULL << 20 }, { "MiB", 1ULL << 20 },
-		{ "m", 1ULL << 20 }, { "mB", 1ULL << 20 }, { "miB", 1ULL << 20 },
-		{ "G", 1ULL << 30 }, { "GB", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-		{ "g", 1ULL << 30 }, { "gB", 1ULL << 30 }, { "giB", 1ULL << 30 },
-		{ "", 1ULL << 20 },
+	static struct parse_tag tags[] = {
+		{ .tag = 'B', .mult = 1 },
+		{ .tag = 'K', .mult = 1 << 10 },
+		{ .tag = 'M', .mult = 1 << 20 },
+		{ .tag = 'G', .mult = 1 << 30 },
+		{ .tag = 0 },
 	};
+	static const struct unit_suffix mib[] = { { "", 1ULL << 20 } };
 	u64 *max_bytes = opt->value;
+	unsigned long val;
 
 	if (unset || !str) {
 		*max_bytes = 0;
 		return 0;
 	}
-	if (!parse_scaled(str, units, ARRAY_SIZE(units), max_bytes))
+	val = parse_tag_value(str, tags);
+	if (val != (unsigned long)-1 && val) {
+		*max_bytes = val;
+		return 0;
+	}
+	if (!parse_scaled(str, mib, ARRAY_SIZE(mib), max_bytes))
 		return 0;
 	pr_err("invalid --%s '%s': expected a size > 0 such as 256M, 2G\n",
 	       opt->long_name, str);
