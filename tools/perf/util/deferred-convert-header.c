@@ -304,9 +304,9 @@ static int cvt__pipe_tracing_data(struct cvt *cvt)
 	td.size = PERF_ALIGN(size, sizeof(u64));
 	err = cvt__write(cvt, (union perf_event *)&td, -1);
 	if (!err)
-		err = cvt_out__write(cvt->out, data, size);
+		err = stitch_buf__write(cvt->out, data, size);
 	if (!err)
-		err = cvt_out__write(cvt->out, &zero, td.size - size);
+		err = stitch_buf__write(cvt->out, &zero, td.size - size);
 	cvt->round_bytes += td.size;
 	free(data);
 	return err;

@@ -28,14 +28,6 @@ struct perf_session;
 /* The largest record: its size is a u16. */
 #define CONVERT_MAX_EVENT	65535
 
-/* The output, buffered. */
-struct cvt_out {
-	int	fd;
-	u64	written;
-	size_t	len;
-	char	buf[65536];
-};
-
 struct cvt {
 	struct perf_tool		tool;
 	const struct deferred_convert_opts *opts;
@@ -45,7 +37,7 @@ struct cvt {
 	bool				pipe_in;	/* -i - */
 	bool				pipe_out;	/* -o -, a FIFO */
 	struct stitch_output		output;
-	struct cvt_out			*out;
+	struct stitch_buf			*out;
 	bool				data_started;
 	u64				data_offset;	/* of the file written */
 	u64				round_bytes;	/* written since the last round */
@@ -62,9 +54,7 @@ struct cvt {
 
 /* ---- deferred-convert.c ---- */
 
-/* Buffered write of @sz bytes; cvt_out__flush() writes the buffer out. */
-int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz);
-int cvt_out__flush(struct cvt_out *out);
+/* Buffered write of @sz bytes; stitch_buf__flush() writes the buffer out. */
 /* Writes a record that happened at @time (-1: none), rounds between records. */
 int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time);
 /* Keeps the first error for the end of the run; returns @err. */

@@ -102,36 +102,13 @@
 
 /* ---- output ---- */
 
-int cvt_out__flush(struct cvt_out *out)
-{
-	if (out->len && writen(out->fd, out->buf, out->len) != (ssize_t)out->len)
-		return -errno ?: -EIO;
-	out->len = 0;
-	return 0;
-}
-
-int cvt_out__write(struct cvt_out *out, const void *buf, size_t sz)
-{
-	int err;
-
-	out->written += sz;
-	if (out->len + sz > sizeof(out->buf)) {
-		err = cvt_out__flush(out);
-		if (err)
-			return err;
-	}
-	memcpy(out->buf + out->len, buf, sz);
-	out->len += sz;
-	return 0;
-}
-
 static int cvt__write_round(struct cvt *cvt)
 {
 	struct perf_event_header round = {
 		.type	= PERF_RECORD_FINISHED_ROUND,
 		.size	= sizeof(round),
 	};
-	int err = cvt_out__write(cvt->out, &round, sizeof(round));
+	int err = stitch_buf__write(cvt->out, &round, sizeof(round));
 
 	if (err)
 		return err;
@@ -181,7 +158,7 @@ int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 		else
 			cvt->last_time = time;
 	}
-	err = cvt_out__write(cvt->out, event, event->header.size);
+	err = stitch_buf__write(cvt->out, event, event->header.size);
 	if (err)
 		return err;
 	cvt->stats->events++;
@@ -502,7 +479,7 @@ static int cvt__tracing_data(struct perf_session *session, union perf_event *eve
 	}
 	err = cvt__write(cvt, event, -1);
 	if (!err)
-		err = cvt_out__write(cvt->out, data, size);
+		err = stitch_buf__write(cvt->out, data, size);
 	cvt->round_bytes += size;
 	return err ?: (int)size;
 }
@@ -701,7 +678,7 @@ static int cvt__write_file(struct cvt *cvt)
 	if (!cvt->data_started)
 		err = cvt__start_data(cvt);
 	if (!err)
-		err = cvt_out__flush(cvt->out);
+		err = stitch_buf__flush(cvt->out);
 	if (err)
 		return err;
 	err = deferred_convert__write_header(cvt);
@@ -866,7 +843,7 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	if (err)
 		goto out;
 
-	err = cvt->pipe_out ? cvt_out__flush(cvt->out) : cvt__write_file(cvt);
+	err = cvt->pipe_out ? stitch_buf__flush(cvt->out) : cvt__write_file(cvt);
 	if (err) {
 		pr_err("cannot write %s: %s\n", stitch_output__name(&cvt->output), strerror(-err));
 		goto out;

@@ -31,6 +31,7 @@ struct evsel;
 struct intlist;
 struct perf_event_attr;
 struct perf_session;
+struct stitch_buf;
 struct unwind_kmodel;
 union perf_event;
 
@@ -181,14 +182,6 @@ static inline const u64 *emu_event__user(const struct emu_event *e, u32 *nr)
 	return ips + e->user_at + 1;
 }
 
-/* The output file, buffered. */
-struct emu_out {
-	int	fd;
-	u64	written;
-	size_t	len;
-	char	buf[65536];
-};
-
 /* ---- deferred-emulate-read.c ---- */
 
 /* Finds the tracking event (the first with mmap/comm/task, else the first) and sys_exit. */
@@ -215,12 +208,12 @@ int deferred_emulate__run_model(struct emu *emu);
 /* Draws the faults of each record and where in the input it goes. */
 int deferred_emulate__place_records(struct emu *emu);
 /* Writes the data: the input's events, samples rewritten, the records placed. */
-int deferred_emulate__write_data(struct emu *emu, struct emu_out *out);
+int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out);
 /* perf_header__process_sections() callback: notes where each feature is. */
 int deferred_emulate__save_section(struct perf_file_section *section,
 				   struct perf_header *ph, int feat, int fd, void *data);
 /* Writes a perf.data file: the data, then the header with the features copied. */
-int deferred_emulate__write_file(struct emu *emu, struct emu_out *out);
+int deferred_emulate__write_file(struct emu *emu, struct stitch_buf *out);
 
 /* ---- deferred-emulate-truth.c ---- */
 

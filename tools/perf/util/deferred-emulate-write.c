@@ -37,6 +37,7 @@
 #include "synthetic-events.h"
 #include "deferred-emulate.h"
 #include "deferred-emulate-internal.h"
+#include "stitch-output.h"
 
 /* ---- the records ---- */
 
@@ -243,31 +244,6 @@ out:
 
 /* ---- writing ---- */
 
-static int emu_out__flush(struct emu_out *out)
-{
-	if (out->len && writen(out->fd, out->buf, out->len) != (ssize_t)out->len)
-		return -errno ?: -EIO;
-	out->len = 0;
-	return 0;
-}
-
-static int emu_out__write(struct emu_out *out, const void *buf, size_t sz)
-{
-	int err;
-
-	out->written += sz;
-	if (out->len + sz > sizeof(out->buf)) {
-		err = emu_out__flush(out);
-		if (err)
-			return err;
-		if (sz > sizeof(out->buf))
-			return writen(out->fd, buf, sz) == (ssize_t)sz ? 0 : (-errno ?: -EIO);
-	}
-	memcpy(out->buf + out->len, buf, sz);
-	out->len += sz;
-	return 0;
-}
-
 /* The tracking event's id on @cpu, for a record's sample_id. */
 static u64 emu__track_id(struct emu *emu, u32 cpu)
 {
@@ -280,7 +256,7 @@ static u64 emu__track_id(struct emu *emu, u32 cpu)
 	return evsel->core.ids ? evsel->core.id[0] : 0;
 }
 
-static int emu__write_record(struct emu *emu, struct emu_out *out, const struct emu_record *rec)
+static int emu__write_record(struct emu *emu, struct stitch_buf *out, const struct emu_record *rec)
 {
 	const struct unwind_kmodel_event *log = &unwind_kmodel__events(emu->km, NULL)[rec->log_idx];
 	u64 nr = log->nr + (rec->bogus_at != EMU_NONE), i, k;
@@ -320,13 +296,13 @@ static int emu__write_record(struct emu *emu, struct emu_out *out, const struct 
 						   &sample);
 	cd->header.size = sizeof(*cd) + nr * sizeof(u64) + id_size;
 	for (copy = 0; copy < rec->copies && !err; copy++)
-		err = emu_out__write(out, cd, cd->header.size);
+		err = stitch_buf__write(out, cd, cd->header.size);
 	free(cd);
 	return err;
 }
 
 /* A sample with its user part replaced by PERF_CONTEXT_USER_DEFERRED, cookie. */
-static int emu__write_sample(struct emu *emu, struct emu_out *out, const struct emu_event *e)
+static int emu__write_sample(struct emu *emu, struct stitch_buf *out, const struct emu_event *e)
 {
 	const struct unwind_kmodel_event *log;
 	union perf_event *ev = e->event;
@@ -335,11 +311,11 @@ static int emu__write_sample(struct emu *emu, struct emu_out *out, const struct 
 	int err;
 
 	if (e->model_idx == EMU_NONE)
-		return emu_out__write(out, ev, ev->header.size);
+		return stitch_buf__write(out, ev, ev->header.size);
 	log = &unwind_kmodel__events(emu->km, NULL)[e->model_idx];
 	cookie = log->cookie;
 	if (!cookie)	/* the model refused to defer it */
-		return emu_out__write(out, ev, ev->header.size);
+		return stitch_buf__write(out, ev, ev->header.size);
 
 	nr = e->user_at + 2;
 	tail_off = e->chain_off + (1 + e->chain_nr) * sizeof(u64);
@@ -350,23 +326,23 @@ static int emu__write_sample(struct emu *emu, struct emu_out *out, const struct 
 		u64 marker[2] = { PERF_CONTEXT_USER_DEFERRED, cookie };
 
 		hdr.size = ev->header.size - (e->chain_nr - nr) * sizeof(u64);
-		err = emu_out__write(out, &hdr, sizeof(hdr));
+		err = stitch_buf__write(out, &hdr, sizeof(hdr));
 		if (!err)
-			err = emu_out__write(out, (const char *)ev + sizeof(hdr),
+			err = stitch_buf__write(out, (const char *)ev + sizeof(hdr),
 					     e->chain_off - sizeof(hdr));
 		if (!err)
-			err = emu_out__write(out, &nr, sizeof(nr));
+			err = stitch_buf__write(out, &nr, sizeof(nr));
 		if (!err)
-			err = emu_out__write(out, ips, e->user_at * sizeof(u64));
+			err = stitch_buf__write(out, ips, e->user_at * sizeof(u64));
 		if (!err)
-			err = emu_out__write(out, marker, sizeof(marker));
+			err = stitch_buf__write(out, marker, sizeof(marker));
 		if (!err)
-			err = emu_out__write(out, (const char *)ev + tail_off, tail_len);
+			err = stitch_buf__write(out, (const char *)ev + tail_off, tail_len);
 	}
 	return err;
 }
 
-static int emu__write_attr_event(struct emu *emu, struct emu_out *out, const struct emu_event *e)
+static int emu__write_attr_event(struct emu *emu, struct stitch_buf *out, const struct emu_event *e)
 {
 	union perf_event *ev = e->event;
 	struct perf_event_attr attr;
@@ -376,10 +352,10 @@ static int emu__write_attr_event(struct emu *emu, struct emu_out *out, const str
 	memcpy(&attr, &ev->attr.attr, sz);
 	deferred_emulate__set_attr_bits(emu, e->evsel, &attr);
 	memcpy(&ev->attr.attr, &attr, sz);
-	return emu_out__write(out, ev, ev->header.size);
+	return stitch_buf__write(out, ev, ev->header.size);
 }
 
-int deferred_emulate__write_data(struct emu *emu, struct emu_out *out)
+int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out)
 {
 	size_t i, k = 0;
 	int err = 0;
@@ -403,11 +379,11 @@ int deferred_emulate__write_data(struct emu *emu, struct emu_out *out)
 			err = emu__write_attr_event(emu, out, &emu->ev[i]);
 			break;
 		default:
-			err = emu_out__write(out, emu->ev[i].event, emu->ev[i].event->header.size);
+			err = stitch_buf__write(out, emu->ev[i].event, emu->ev[i].event->header.size);
 			break;
 		}
 	}
-	return err ?: emu_out__flush(out);
+	return err ?: stitch_buf__flush(out);
 }
 
 /* ---- header features: copied from the input, event descriptions patched ---- */
@@ -504,7 +480,7 @@ static int emu__copy_feat(struct feat_copier *fc, int feat, struct feat_writer *
 
 /* ---- the file: the data, then the header ---- */
 
-int deferred_emulate__write_file(struct emu *emu, struct emu_out *out)
+int deferred_emulate__write_file(struct emu *emu, struct stitch_buf *out)
 {
 	struct perf_session *session = emu->session;
 	struct perf_header *header = &session->header;

@@ -124,7 +124,7 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	struct stitch_output output = { .fd = -1, .slot = -1 };
 	struct stitch_output truth = { .fd = -1, .slot = -1 };
 	struct emu *emu;
-	struct emu_out *out = NULL;
+	struct stitch_buf *out = NULL;
 	FILE *truth_fp;
 	int err;
 

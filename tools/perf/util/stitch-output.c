@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/kernel.h>
+#include <internal/lib.h>	/* writen() */
 
 #include "debug.h"
 #include "stitch-output.h"
@@ -364,4 +365,29 @@ void stitch_output__abort(struct stitch_output *out)
 		pending__put(out->slot);
 		out->slot = -1;
 	}
+}
+
+int stitch_buf__flush(struct stitch_buf *b)
+{
+	if (b->len && writen(b->fd, b->buf, b->len) != (ssize_t)b->len)
+		return -errno ?: -EIO;
+	b->len = 0;
+	return 0;
+}
+
+int stitch_buf__write(struct stitch_buf *b, const void *data, size_t sz)
+{
+	int err;
+
+	b->written += sz;
+	if (b->len + sz > sizeof(b->buf)) {
+		err = stitch_buf__flush(b);
+		if (err)
+			return err;
+		if (sz > sizeof(b->buf))
+			return writen(b->fd, data, sz) == (ssize_t)sz ? 0 : (-errno ?: -EIO);
+	}
+	memcpy(b->buf + b->len, data, sz);
+	b->len += sz;
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <linux/types.h>
 
 struct stitch_output {
 	const char	*path;		/* as given; "-" is standard output */
@@ -50,5 +51,20 @@ void stitch_output__abort(struct stitch_output *out);
 
 /* For messages: "stdout" or the path. */
 const char *stitch_output__name(const struct stitch_output *out);
+
+/*
+ * A perf.data stream written in 64 KiB blocks (perf 6.1 writes each event
+ * with a write() of its own): convert's and emulate's output.
+ */
+struct stitch_buf {
+	int	fd;
+	u64	written;	/* bytes taken, flushed or not */
+	size_t	len;
+	char	buf[65536];
+};
+
+/* 0 or -errno; a write larger than the buffer goes out directly */
+int stitch_buf__write(struct stitch_buf *b, const void *data, size_t sz);
+int stitch_buf__flush(struct stitch_buf *b);
 
 #endif /* __PERF_STITCH_OUTPUT_H */
