@@ -974,6 +974,16 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool)
 		tool->id_index = perf_event__process_id_index;
 }
 
+int deferred_stitch__save_section(struct perf_file_section *section,
+				  struct perf_header *ph __maybe_unused, int feat,
+				  int fd __maybe_unused, void *data)
+{
+	struct perf_file_section *secs = data;
+
+	secs[feat] = *section;
+	return 0;
+}
+
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict)
 {

@@ -52,6 +52,8 @@ struct deferred_callchain;
 struct callchain_cursor;
 struct ip_callchain;
 struct option;
+struct perf_file_section;
+struct perf_header;
 struct perf_session;
 struct thread;
 
@@ -127,6 +129,13 @@ bool perf_session__has_deferred(struct perf_session *session);
  * every pipe (a compressed one: HEADER_COMPRESSED sizes the buffer).
  */
 void deferred_stitch__tool_read_header(struct perf_tool *tool);
+/*
+ * perf_header__process_sections() callback for convert and emulate, which
+ * copy the input's features: notes where each is, in @data's
+ * struct perf_file_section[HEADER_FEAT_BITS].
+ */
+int deferred_stitch__save_section(struct perf_file_section *section, struct perf_header *ph,
+				  int feat, int fd, void *data);
 /*
  * After a perf stitch mode read @session: what it could not read must not
  * pass for a result.  Records of types this perf does not know were

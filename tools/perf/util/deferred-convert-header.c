@@ -151,16 +151,6 @@ bad:
 	return -EINVAL;
 }
 
-int deferred_convert__save_section(struct perf_file_section *section,
-				   struct perf_header *ph __maybe_unused,
-				   int feat, int fd __maybe_unused, void *data)
-{
-	struct cvt *cvt = data;
-
-	cvt->secs[feat] = *section;
-	return 0;
-}
-
 struct cvt_feat_copier {
 	struct feat_copier	fc;
 	struct cvt		*cvt;

@@ -90,9 +90,6 @@ void deferred_convert__clear_attrs(struct evlist *evlist);
  */
 int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
 				     char *out, size_t *out_size);
-/* perf_header__process_sections() callback: notes where each feature is. */
-int deferred_convert__save_section(struct perf_file_section *section,
-				   struct perf_header *ph, int feat, int fd, void *data);
 /* File to pipe: the pipe header and the records before the data. */
 int deferred_convert__write_pipe_header(struct cvt *cvt);
 /* A file's header, after its data: attrs, features copied from the input. */

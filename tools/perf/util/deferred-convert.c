@@ -725,7 +725,7 @@ static int cvt__open_input(struct cvt *cvt)
 		return 0;
 
 	err = perf_header__process_sections(&session->header, perf_data__fd(session->data),
-					    cvt, deferred_convert__save_section);
+					    cvt->secs, deferred_stitch__save_section);
 	if (err) {
 		pr_err("%s: cannot read the header features\n", opts->input);
 		return -EINVAL;

@@ -209,9 +209,6 @@ int deferred_emulate__run_model(struct emu *emu);
 int deferred_emulate__place_records(struct emu *emu);
 /* Writes the data: the input's events, samples rewritten, the records placed. */
 int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out);
-/* perf_header__process_sections() callback: notes where each feature is. */
-int deferred_emulate__save_section(struct perf_file_section *section,
-				   struct perf_header *ph, int feat, int fd, void *data);
 /* Writes a perf.data file: the data, then the header with the features copied. */
 int deferred_emulate__write_file(struct emu *emu, struct stitch_buf *out);
 

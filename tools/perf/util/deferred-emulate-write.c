@@ -388,16 +388,6 @@ int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out)
 
 /* ---- header features: copied from the input, event descriptions patched ---- */
 
-int deferred_emulate__save_section(struct perf_file_section *section,
-				   struct perf_header *ph __maybe_unused,
-				   int feat, int fd __maybe_unused, void *data)
-{
-	struct emu *emu = data;
-
-	emu->secs[feat] = *section;
-	return 0;
-}
-
 /*
  * HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event: the attr, u32
  * nr_ids, the name (u32 len + len bytes), u64 ids[nr_ids].

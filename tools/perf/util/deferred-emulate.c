@@ -172,7 +172,7 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	if (!emu->pipe) {
 		err = perf_header__process_sections(&emu->session->header,
 						    perf_data__fd(emu->session->data),
-						    emu, deferred_emulate__save_section);
+						    emu->secs, deferred_stitch__save_section);
 		if (err)
 			goto out;
 		if (perf_header__has_feat(&emu->session->header, HEADER_AUXTRACE)) {
