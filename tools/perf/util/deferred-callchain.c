@@ -984,6 +984,41 @@ int deferred_stitch__save_section(struct perf_file_section *section,
 	return 0;
 }
 
+int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size)
+{
+	it->p = buf;
+	it->end = it->p + size;
+	it->i = 0;
+	if (size < 2 * sizeof(u32))
+		return -EINVAL;
+	memcpy(&it->nr, it->p, sizeof(u32));
+	memcpy(&it->attr_size, it->p + sizeof(u32), sizeof(u32));
+	it->p += 2 * sizeof(u32);
+	return it->attr_size < PERF_ATTR_SIZE_VER0 ? -EINVAL : 0;
+}
+
+int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e)
+{
+	size_t left = it->end - it->p, fixed = (size_t)it->attr_size + 2 * sizeof(u32);
+
+	if (it->i == it->nr)
+		return 0;
+	if (left < fixed)
+		return -EINVAL;
+	e->attr = it->p;
+	memcpy(&e->nr_ids, it->p + it->attr_size, sizeof(u32));
+	memcpy(&e->name_len, it->p + it->attr_size + sizeof(u32), sizeof(u32));
+	if (left - fixed < e->name_len ||
+	    (u64)(left - fixed - e->name_len) < (u64)e->nr_ids * sizeof(u64))
+		return -EINVAL;
+	e->name = it->p + fixed;
+	e->ids = e->name + e->name_len;
+	e->size = fixed + e->name_len + (size_t)e->nr_ids * sizeof(u64);
+	it->p += e->size;
+	it->i++;
+	return 1;
+}
+
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict)
 {

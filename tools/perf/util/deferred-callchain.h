@@ -136,6 +136,34 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool);
  */
 int deferred_stitch__save_section(struct perf_file_section *section, struct perf_header *ph,
 				  int feat, int fd, void *data);
+
+/*
+ * HEADER_EVENT_DESC as written: u32 nr, u32 attr_size, then per event its
+ * attr (attr_size bytes), u32 nr_ids, u32 len, a name of len bytes and
+ * u64 ids[nr_ids], nothing aligned.  Walked in place by convert (defer
+ * bits cleared) and emulate (set).
+ */
+struct event_desc_iter {
+	char	*p;
+	char	*end;
+	u32	nr;
+	u32	attr_size;
+	u32	i;
+};
+
+struct event_desc_entry {
+	char	*attr;		/* attr_size bytes */
+	u32	nr_ids;
+	u32	name_len;
+	char	*name;
+	char	*ids;		/* nr_ids u64s, unaligned */
+	size_t	size;		/* of the whole entry, attr included */
+};
+
+/* 0, or -EINVAL: shorter than its header, or an attr size below VER0 */
+int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size);
+/* 1 and *@e for the next event, 0 after the last, -EINVAL past the buffer */
+int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e);
 /*
  * After a perf stitch mode read @session: what it could not read must not
  * pass for a result.  Records of types this perf does not know were

@@ -89,60 +89,49 @@ void deferred_convert__check_attr_tail(struct cvt *cvt, const void *attr, size_t
 int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
 				     char *out, size_t *out_size)
 {
-	const char *p, *end = in + size;
-	u32 nr_events, attr_size, out_attr_size = PERF_ATTR_SIZE_VER0, i;
+	u32 out_attr_size = PERF_ATTR_SIZE_VER0;
+	struct event_desc_entry e;
+	struct event_desc_iter it;
 	char *q = out;
-	int pass;
+	int pass, err;
 
-	if (size < 8)
-		goto bad;
-	memcpy(&nr_events, in, 4);
-	memcpy(&attr_size, in + 4, 4);
-	if (attr_size < PERF_ATTR_SIZE_VER0)
-		goto bad;
 	for (pass = 0; pass < 2; pass++) {
-		p = in + 8;
+		err = event_desc__begin(&it, (char *)in, size);
+		if (err)
+			goto bad;
 		if (pass) {
-			memcpy(q, &nr_events, 4);
-			memcpy(q + 4, &out_attr_size, 4);
-			q += 8;
+			memcpy(q, &it.nr, sizeof(u32));
+			memcpy(q + sizeof(u32), &out_attr_size, sizeof(u32));
+			q += 2 * sizeof(u32);
 		}
-		for (i = 0; i < nr_events; i++) {
+		while ((err = event_desc__next(&it, &e)) > 0) {
 			struct perf_event_attr attr;
-			u32 nr_ids, len;
-			size_t rest;
+			size_t rest = e.size - it.attr_size;
 
-			if ((size_t)(end - p) < (size_t)attr_size + 8)
-				goto bad;
 			memset(&attr, 0, sizeof(attr));
-			memcpy(&attr, p, min_t(u32, attr_size, sizeof(attr)));
+			memcpy(&attr, e.attr, min_t(u32, it.attr_size, sizeof(attr)));
 			deferred_convert__clear_attr(&attr);
-			memcpy(&nr_ids, p + attr_size, 4);
-			memcpy(&len, p + attr_size + 4, 4);
-			if ((size_t)(end - p - attr_size - 8) < len ||
-			    (u64)(end - p - attr_size - 8 - len) < (u64)nr_ids * sizeof(u64))
-				goto bad;
-			rest = 8 + len + (size_t)nr_ids * sizeof(u64);
 			if (!pass) {
 				out_attr_size = max(out_attr_size,
 						    deferred_convert__attr_size(&attr));
 				/* a pipe's attrs were checked as they came */
 				if (!cvt->pipe_in)
-					deferred_convert__check_attr_tail(cvt, p, attr_size,
-									  p + attr_size + 8,
-									  strnlen(p + attr_size + 8,
-										  len));
+					deferred_convert__check_attr_tail(cvt, e.attr, it.attr_size,
+									  e.name,
+									  strnlen(e.name,
+										  e.name_len));
 			} else {
 				attr.size = out_attr_size;
 				memcpy(q, &attr, out_attr_size);
 				q += out_attr_size;
-				memcpy(q, p + attr_size, rest);
+				memcpy(q, e.attr + it.attr_size, rest);
 				q += rest;
 			}
-			p += attr_size + rest;
 		}
+		if (err)
+			goto bad;
 		/* never larger than the input's: @out has its size */
-		out_attr_size = min(out_attr_size, attr_size);
+		out_attr_size = min(out_attr_size, it.attr_size);
 	}
 	*out_size = q - out;
 	return 0;

@@ -36,6 +36,7 @@
 #include "session.h"
 #include "synthetic-events.h"
 #include "deferred-emulate.h"
+#include "deferred-callchain.h"
 #include "deferred-emulate-internal.h"
 #include "stitch-output.h"
 
@@ -395,47 +396,33 @@ int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out)
 static int emu__patch_event_desc(struct emu *emu, void *buf, size_t size)
 {
 	struct evlist *evlist = emu->session->evlist;
-	char *p = buf, *end = p + size;
-	u32 nre, sz, i;
+	struct event_desc_entry e;
+	struct event_desc_iter it;
+	int err;
 
-	if (size < 8)
-		return -EINVAL;
-	memcpy(&nre, p, 4);
-	memcpy(&sz, p + 4, 4);
-	p += 8;
-	if (sz < PERF_ATTR_SIZE_VER0)
-		return -EINVAL;
-	for (i = 0; i < nre; i++) {
+	err = event_desc__begin(&it, buf, size);
+	if (err)
+		return err;
+	while ((err = event_desc__next(&it, &e)) > 0) {
+		size_t sz = min_t(size_t, it.attr_size, sizeof(struct perf_event_attr));
 		struct perf_event_attr attr;
-		struct evsel *evsel = NULL;
-		char *attr_p = p;
-		u32 nr_ids, len;
+		struct evsel *evsel;
 		u64 id;
 
-		if ((size_t)(end - p) < sz + 8)
-			return -EINVAL;
-		p += sz;
-		memcpy(&nr_ids, p, 4);
-		memcpy(&len, p + 4, 4);
-		p += 8;
-		if ((size_t)(end - p) < len || (u64)(end - p - len) < (u64)nr_ids * 8)
-			return -EINVAL;
-		p += len;
-		if (nr_ids) {
-			memcpy(&id, p, 8);
+		if (e.nr_ids) {
+			memcpy(&id, e.ids, sizeof(id));
 			evsel = evlist__id2evsel(evlist, id);
 		} else {
-			evsel = evlist__find_evsel(evlist, i);
+			evsel = evlist__find_evsel(evlist, it.i - 1);
 		}
-		p += (size_t)nr_ids * 8;
 		if (!evsel)
 			continue;
 		memset(&attr, 0, sizeof(attr));
-		memcpy(&attr, attr_p, min_t(size_t, sz, sizeof(attr)));
+		memcpy(&attr, e.attr, sz);
 		deferred_emulate__set_attr_bits(emu, evsel, &attr);
-		memcpy(attr_p, &attr, min_t(size_t, sz, sizeof(attr)));
+		memcpy(e.attr, &attr, sz);
 	}
-	return 0;
+	return err;
 }
 
 struct emu_fc {
