@@ -1217,16 +1217,23 @@ int unwind_stitcher__finish(struct unwind_stitcher *st)
 	return 0;
 }
 
-void unwind_stitcher__stats(const struct unwind_stitcher *st, struct unwind_stitcher_stats *stats)
+int unwind_stitcher__stats(const struct unwind_stitcher *st, struct unwind_stitcher_stats *stats)
 {
+	struct unwind_stitcher_stats full;
 	const struct unwind_stitcher_latency *l;
+	size_t sz;
 
-	if (!st || !stats)
-		return;
-	*stats = st->stats;
+	if (!st || !stats || stats->sz < offsetof(struct unwind_stitcher_stats, samples) +
+					 sizeof(stats->samples))
+		return -EINVAL;
+	sz = stats->sz < sizeof(full) ? stats->sz : sizeof(full);
+	full = st->stats;
 	l = &st->stats.latency;
 	if (l->count) {
-		stats->latency.median = latency_rank(st, (l->count + 1) / 2);
-		stats->latency.p99 = latency_rank(st, (l->count * 99 + 99) / 100);
+		full.latency.median = latency_rank(st, (l->count + 1) / 2);
+		full.latency.p99 = latency_rank(st, (l->count * 99 + 99) / 100);
 	}
+	full.sz = stats->sz;
+	memcpy(stats, &full, sz);
+	return 0;
 }

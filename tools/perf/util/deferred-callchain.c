@@ -1079,7 +1079,7 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 					      const char *prefix)
 {
 	struct deferred_callchain *dc = session->deferred;
-	struct unwind_stitcher_stats stats;
+	struct unwind_stitcher_stats stats = { .sz = sizeof(stats) };
 	size_t ret;
 
 	if (!perf_session__has_deferred(session))
@@ -1122,7 +1122,7 @@ void perf_session__deferred_stats(struct perf_session *session,
 				  struct deferred_stitch_stats *stats)
 {
 	struct deferred_callchain *dc = session->deferred;
-	struct unwind_stitcher_stats st;
+	struct unwind_stitcher_stats st = { .sz = sizeof(st) };
 	int r;
 
 	BUILD_BUG_ON(UNWIND_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);

@@ -106,6 +106,7 @@ static int run(uint64_t pending, uint64_t n)
 		add_record(st, i, 1000 * (pending + i) + 20);
 	}
 	t1 = now();
+	stats.sz = sizeof(stats);
 	unwind_stitcher__stats(st, &stats);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		if (pending == sizes[i])

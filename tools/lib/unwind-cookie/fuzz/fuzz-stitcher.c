@@ -150,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	unwind_stitcher__finish(st);
+	stats.sz = sizeof(stats);
 	unwind_stitcher__stats(st, &stats);
 	for (i = 0; i < nr_samples; i++)
 		if (delivered[i] != 1)

@@ -384,7 +384,8 @@ static void check_scenario(unsigned int seed)
 		fed = distinct = cross = 0;
 		feed(st, &run, order, &fr, &fed, &distinct, &cross, layout);
 		ck_assert_int_eq(unwind_stitcher__finish(st), 0);
-		unwind_stitcher__stats(st, &stats);
+		stats.sz = sizeof(stats);
+		ck_assert_int_eq(unwind_stitcher__stats(st, &stats), 0);
 		ck_assert_msg(!run.fault, "seed %u: %s", seed, run.why);
 
 		if (pass == 0) {

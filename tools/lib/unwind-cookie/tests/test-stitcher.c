@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -104,9 +105,9 @@ static void tick(struct unwind_stitcher *st, uint64_t time)
 
 static struct unwind_stitcher_stats stats_of(struct unwind_stitcher *st)
 {
-	struct unwind_stitcher_stats s;
+	struct unwind_stitcher_stats s = { .sz = sizeof(s) };
 
-	unwind_stitcher__stats(st, &s);
+	ck_assert_int_eq(unwind_stitcher__stats(st, &s), 0);
 	return s;
 }
 
@@ -742,6 +743,33 @@ START_TEST(test_sorted_input)
 }
 END_TEST
 
+/*
+ * Stats are copied up to the caller's sz: an older caller's smaller struct
+ * gets its members and nothing past them; too small an sz is refused.
+ */
+START_TEST(test_stats_size)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	struct unwind_stitcher_stats s;
+	size_t old_sz = offsetof(struct unwind_stitcher_stats, records) + sizeof(s.records);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1040, C1, U1, 3);
+	memset(&s, 0xab, sizeof(s));
+	s.sz = old_sz;
+	ck_assert_int_eq(unwind_stitcher__stats(st, &s), 0);
+	ck_assert_uint_eq(s.sz, old_sz);
+	ck_assert_uint_eq(s.samples, 1);
+	ck_assert_uint_eq(s.records, 1);
+	ck_assert_uint_eq(s.stitched, 0xababababababababULL);	/* past sz: untouched */
+	s.sz = sizeof(s.sz);
+	ck_assert_int_eq(unwind_stitcher__stats(st, &s), -EINVAL);
+	ck_assert_int_eq(unwind_stitcher__stats(NULL, &s), -EINVAL);
+	unwind_stitcher__finish(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /* Other items of the stream keep their place among held samples. */
 START_TEST(test_passthrough)
 {
@@ -890,6 +918,7 @@ int main(void)
 	tcase_add_test(tc, test_not_deferred);
 	tcase_add_test(tc, test_input_order);
 	tcase_add_test(tc, test_sorted_input);
+	tcase_add_test(tc, test_stats_size);
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_latency_percentiles);
 	tcase_add_test(tc, test_invalid_input);

@@ -158,6 +158,7 @@ struct unwind_stitcher_latency {
 };
 
 struct unwind_stitcher_stats {
+	size_t		sz;	/* set by the caller: sizeof(struct unwind_stitcher_stats) */
 	uint64_t	samples;		/* every sample fed */
 	uint64_t	passthrough;		/* other items fed for ordering */
 	uint64_t	deferred_samples;	/* those with a cookie */
@@ -221,7 +222,13 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__task_exec(struct unwind_stitcher *st, 
 /* End of stream: every pending sample is handed back. */
 LIBUNWIND_COOKIE_API int unwind_stitcher__finish(struct unwind_stitcher *st);
 
-LIBUNWIND_COOKIE_API void unwind_stitcher__stats(const struct unwind_stitcher *st,
-						 struct unwind_stitcher_stats *stats);
+/*
+ * Fills *@stats up to @stats->sz bytes and no further, so that a caller
+ * built against an older, smaller struct keeps working when counters are
+ * added; sz itself is left as the caller set it. 0, or -EINVAL for a NULL
+ * argument or an sz that does not reach the first counter.
+ */
+LIBUNWIND_COOKIE_API int unwind_stitcher__stats(const struct unwind_stitcher *st,
+						struct unwind_stitcher_stats *stats);
 
 #endif /* __LIBUNWIND_COOKIE_STITCHER_H */
