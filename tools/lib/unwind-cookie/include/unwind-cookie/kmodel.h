@@ -11,6 +11,12 @@
  * it logs the exact samples and PERF_RECORD_CALLCHAIN_DEFERRED records a
  * 6.19 kernel would write, each with the truth a test needs to check a
  * stitcher.
+ *
+ * This is the library's test and emulation API, not part of the stitching
+ * API a tool needs: the library's own tests and perf stitch --emulate use
+ * it. It is exported (its symbols are most of the ABI's) and kept stable
+ * like the rest, but it follows the kernel it models: a change in the
+ * kernel's behaviour may change what it logs.
  */
 
 #include <stdbool.h>
