@@ -26,13 +26,14 @@ u32, u64, size_t, vp = C.c_uint32, C.c_uint64, C.c_size_t, C.c_void_p
 
 
 class Sample(C.Structure):
-    _fields_ = [('pid', u32), ('tid', u32), ('cpu', u32), ('time', u64),
+    _fields_ = [('sz', size_t), ('pid', u32), ('tid', u32), ('cpu', u32), ('time', u64),
                 ('kernel', C.POINTER(u64)), ('nr_kernel', size_t), ('cookie', u64),
                 ('payload', vp), ('payload_bytes', size_t)]
 
 
 class Record(C.Structure):
-    _fields_ = [('pid', u32), ('tid', u32), ('cpu', u32), ('time', u64), ('cookie', u64),
+    _fields_ = [('sz', size_t), ('pid', u32), ('tid', u32), ('cpu', u32), ('time', u64),
+                ('cookie', u64),
                 ('ips', C.POINTER(u64)), ('nr', size_t)]
 
 
@@ -99,14 +100,14 @@ def run(lib, d, order):
         if kind == 'sample':
             k = arr([ip for ip, _ in x['kernel']])
             keep.append(k)
-            smp = Sample(x['pid'], x['tid'], cpu_of(x), x['time'], k, len(x['kernel']),
-                         x['cookie'] or 0, i + 1, 0)
+            smp = Sample(C.sizeof(Sample), x['pid'], x['tid'], cpu_of(x), x['time'], k,
+                         len(x['kernel']), x['cookie'] or 0, i + 1, 0)
             err = lib.unwind_stitcher__add_sample(st, C.byref(smp))
         elif kind == 'record':
             ips = arr(x['ips'])
             keep.append(ips)
-            rec = Record(x['pid'], x['tid'], cpu_of(x), x['time'], x['cookie'], ips,
-                         len(x['ips']))
+            rec = Record(C.sizeof(Record), x['pid'], x['tid'], cpu_of(x), x['time'],
+                         x['cookie'], ips, len(x['ips']))
             err = lib.unwind_stitcher__add_record(st, C.byref(rec))
             if x['malformed'] == 'cookie0':
                 assert err == -22, 'cookie 0 record accepted'

@@ -864,6 +864,19 @@ static int invalid(struct unwind_stitcher *st)
 	return -EINVAL;
 }
 
+/*
+ * Input structs are size-versioned like the opts: at least their first
+ * version (everything up to payload_bytes, or nr), anything we do not know
+ * zero. A smaller, older struct than ours cannot come: there is none.
+ */
+#define SAMPLE_MIN_SZ	(offsetof(struct unwind_stitcher_sample, payload_bytes) + sizeof(size_t))
+#define RECORD_MIN_SZ	(offsetof(struct unwind_stitcher_record, nr) + sizeof(size_t))
+
+static bool input_sz_valid(const void *in, size_t sz, size_t min, size_t known)
+{
+	return sz >= min && uc_opts_tail_zero(in, sz, known);
+}
+
 /* ---- API ---- */
 
 struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *opts)
@@ -961,7 +974,8 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 
 	if (!st || !in)
 		return -EINVAL;
-	if ((in->nr_kernel && !in->kernel) || in->nr_kernel > MAX_KERNEL_NR)
+	if (!input_sz_valid(in, in->sz, SAMPLE_MIN_SZ, sizeof(*in)) ||
+	    (in->nr_kernel && !in->kernel) || in->nr_kernel > MAX_KERNEL_NR)
 		return invalid(st);
 
 	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
@@ -1059,7 +1073,8 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 
 	if (!st || !in)
 		return -EINVAL;
-	if (!in->cookie || (in->nr && !in->ips) || in->nr > MAX_RECORD_NR)
+	if (!input_sz_valid(in, in->sz, RECORD_MIN_SZ, sizeof(*in)) ||
+	    !in->cookie || (in->nr && !in->ips) || in->nr > MAX_RECORD_NR)
 		return invalid(st);
 
 	st->stats.records++;

@@ -771,6 +771,7 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		return -ENOMEM;
 	/* the kernel part is taken from the copy again when it comes back */
 	in = (struct unwind_stitcher_sample){
+		.sz		= sizeof(in),
 		.pid		= sample->pid,
 		.tid		= sample->tid,
 		.cpu		= sample->cpu,
@@ -826,6 +827,7 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 	if (sample->cpu == (u32)-1)
 		dc->nr_records_no_cpu++;
 	in = (struct unwind_stitcher_record){
+		.sz	= sizeof(in),
 		.pid	= sample->pid,
 		.tid	= sample->tid,
 		.cpu	= sample->cpu,

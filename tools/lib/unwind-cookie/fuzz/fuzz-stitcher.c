@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 0:
 		case 1: {
 			struct unwind_stitcher_sample s = {
-				.pid = pid, .tid = tid, .cpu = c & 3, .time = t,
+				.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = c & 3, .time = t,
 				.kernel = kernel, .nr_kernel = (c >> 6) & 1 ? 2 : 0,
 				.cookie = (c & 0x40) && op ? 0 : cookie,
 				.payload = (void *)(uintptr_t)nr_samples,
@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (i = 0; i < r->nr; i++)
 				r->ips[i] = (c & 0x20) && i == 2 ? (uint64_t)-600 : 0x400000 + a * 16 + i;
 			in = (struct unwind_stitcher_record){
-				.pid = pid, .tid = tid, .cpu = b & 3, .time = t,
+				.sz = sizeof(in), .pid = pid, .tid = tid, .cpu = b & 3, .time = t,
 				.cookie = cookie, .ips = r->ips, .nr = r->nr,
 			};
 			if (unwind_stitcher__add_record(st, &in))

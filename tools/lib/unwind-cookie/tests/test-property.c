@@ -244,7 +244,7 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 		switch (e->type) {
 		case UNWIND_KMODEL_SAMPLE: {
 			struct unwind_stitcher_sample s = {
-				.pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
+				.sz = sizeof(s), .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
 				.payload = (void *)(uintptr_t)order[i],
 			};
 
@@ -257,7 +257,7 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 		case UNWIND_KMODEL_RECORD: {
 			uint64_t ips[UNWIND_COOKIE_MAX_DEFERRED_DEPTH];
 			struct unwind_stitcher_record rec = {
-				.pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
+				.sz = sizeof(rec), .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
 				.cookie = e->cookie, .ips = ips, .nr = e->nr,
 			};
 			unsigned int copies = 1;

@@ -78,7 +78,7 @@ static void sample(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t t
 		   uint64_t time, uint64_t cookie)
 {
 	struct unwind_stitcher_sample s = {
-		.pid = pid, .tid = tid, .cpu = 0, .time = time,
+		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
 		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
 		.payload = (void *)(intptr_t)id,
 	};
@@ -90,7 +90,7 @@ static void record(struct unwind_stitcher *st, uint32_t pid, uint32_t tid, uint3
 		   uint64_t time, uint64_t cookie, const uint64_t *ips, size_t nr)
 {
 	struct unwind_stitcher_record r = {
-		.pid = pid, .tid = tid, .cpu = cpu, .time = time,
+		.sz = sizeof(r), .pid = pid, .tid = tid, .cpu = cpu, .time = time,
 		.cookie = cookie, .ips = ips, .nr = nr,
 	};
 
@@ -829,8 +829,9 @@ END_TEST
 START_TEST(test_invalid_input)
 {
 	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
-	struct unwind_stitcher_record r = { .tid = 1, .cookie = 0 };
-	struct unwind_stitcher_sample s = { .tid = 1, .nr_kernel = 3, .kernel = NULL };
+	struct unwind_stitcher_record r = { .sz = sizeof(r), .tid = 1, .cookie = 0 };
+	struct unwind_stitcher_sample s = { .sz = sizeof(s), .tid = 1, .nr_kernel = 3,
+					    .kernel = NULL };
 	struct unwind_stitcher_opts bad = { .sz = 4 };
 
 	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), -EINVAL);
@@ -839,8 +840,27 @@ START_TEST(test_invalid_input)
 	ck_assert_int_eq(unwind_stitcher__add_record(st, &r), -EINVAL);
 	ck_assert_int_eq(unwind_stitcher__add_sample(st, &s), -EINVAL);
 	ck_assert_uint_eq(stats_of(st).invalid_inputs, 3);
+	{
+		/* size-versioned inputs: no sz, or a newer one with its tail set */
+		struct {
+			struct unwind_stitcher_sample s;
+			uint64_t newer_field;
+		} newer = { .s = { .sz = sizeof(newer), .tid = 1, .cookie = C1 } };
+		struct unwind_stitcher_sample no_sz = { .tid = 1, .cookie = C1 };
+
+		ck_assert_int_eq(unwind_stitcher__add_sample(st, &no_sz), -EINVAL);
+		newer.newer_field = 1;
+		ck_assert_int_eq(unwind_stitcher__add_sample(st, &newer.s), -EINVAL);
+		r.sz = 0;
+		ck_assert_int_eq(unwind_stitcher__add_record(st, &r), -EINVAL);
+		r.sz = sizeof(r);
+		ck_assert_uint_eq(stats_of(st).invalid_inputs, 6);
+		newer.newer_field = 0;
+		ck_assert_int_eq(unwind_stitcher__add_sample(st, &newer.s), 0);
+		ck_assert_uint_eq(stats_of(st).samples, 1);
+		unwind_stitcher__finish(st);
+	}
 	ck_assert_uint_eq(stats_of(st).records, 0);
-	ck_assert_uint_eq(stats_of(st).samples, 0);
 	ck_assert_ptr_null(unwind_stitcher__new(&bad));
 	ck_assert_ptr_null(unwind_stitcher__new(NULL));
 	{

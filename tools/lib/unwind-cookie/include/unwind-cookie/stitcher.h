@@ -44,6 +44,7 @@ LIBUNWIND_COOKIE_API const char *unwind_orphan_reason__key(enum unwind_orphan_re
 
 /* One sample. All fields are copied; @kernel may be freed on return. */
 struct unwind_stitcher_sample {
+	size_t		sz;	/* sizeof(struct unwind_stitcher_sample) */
 	uint32_t	pid;
 	uint32_t	tid;
 	uint32_t	cpu;
@@ -67,6 +68,7 @@ struct unwind_stitcher_sample {
 
 /* One PERF_RECORD_CALLCHAIN_DEFERRED. @ips is copied. */
 struct unwind_stitcher_record {
+	size_t		sz;	/* sizeof(struct unwind_stitcher_record) */
 	uint32_t	pid;
 	uint32_t	tid;
 	/* where the record was written (sample_id), or UNWIND_STITCHER_CPU_UNKNOWN */
@@ -191,8 +193,10 @@ unwind_stitcher__new(const struct unwind_stitcher_opts *opts);
 LIBUNWIND_COOKIE_API void unwind_stitcher__delete(struct unwind_stitcher *st);
 
 /*
- * 0, -EINVAL for a malformed input (counted), -ENOMEM. A sample refused
- * with an error was not taken: it is not counted and never handed back.
+ * 0, -EINVAL for a malformed input (counted; an sz below the struct's first
+ * version or a non-zero unknown tail is malformed), -ENOMEM. A sample
+ * refused with an error was not taken: it is not counted and never handed
+ * back.
  */
 LIBUNWIND_COOKIE_API int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 						     const struct unwind_stitcher_sample *sample);
