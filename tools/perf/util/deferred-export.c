@@ -457,8 +457,9 @@ static bool stack__match(const struct export_stacks *es, u32 id, const void *key
 	const struct export_reader *rd = key;
 	const struct export_stack *s = &es->stacks[id];
 
+	/* an empty stack has no frames array to compare (memcmp() of NULL) */
 	return s->len == rd->nr_scratch &&
-	       !memcmp(es->stack_frames + s->off, rd->scratch, s->len * sizeof(u32));
+	       (!s->len || !memcmp(es->stack_frames + s->off, rd->scratch, s->len * sizeof(u32)));
 }
 
 static int reader__intern_stack(struct export_reader *rd, u32 *id)
