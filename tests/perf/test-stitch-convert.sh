@@ -61,29 +61,7 @@ check "system perf script: no message at all on stderr" [ ! -s out.err ]
 e2e "system perf script" ref.script out.script emu.truth
 # the reason frames: a dropped record is lost (or the task exited before the
 # entry's records could come), a record starting with a bogus ip is empty
-$PY - emu.truth out.script > reasons.out <<'EOF'
-import json, re, sys
-hdr = re.compile(r'^\s*(\d+)\s+(\d+)\.(\d{9}):\s+(\S+):\s*$')
-frames, cur = {}, None
-for line in open(sys.argv[2]):
-    m = hdr.match(line)
-    if m:
-        cur = frames.setdefault((int(m[1]), int(m[2]) * 10**9 + int(m[3]), m[4]), [])
-    elif cur is not None and line.startswith('\t'):
-        cur.append(line.strip())
-want = {'drop': ('record lost', 'task exited'), 'empty': ('unwind failed',)}
-bad = n = 0
-for t in map(json.loads, open(sys.argv[1])):
-    if t.get('expect') != 'orphan':
-        continue
-    n += 1
-    fr = frames.get((t['tid'], t['time'], t['event']), [])
-    lost = [f for f in fr if '([user stack lost: ' in f]
-    ok = len(lost) == 1 and fr[-1] == lost[0] and \
-        any('[user stack lost: %s])' % r in lost[0] for r in want[t['orphan']])
-    bad += not ok
-print(n, bad)
-EOF
+$PY "$here/convert-check.py" reasons emu.truth out.script > reasons.out
 read -r norph nbad < reasons.out
 check "orphans ($norph) show the frame of their fault's reason, last" eq "$nbad" 0
 check "some orphans of each kind" gt "$norph" 100
@@ -113,28 +91,7 @@ check "system perf report: the lost frames' maps" has report.out '\[user stack l
 f3="-F comm,tid,time,ip,sym --ns"
 "$PERF" script $f3 -i emu.data > ours.script 2> /dev/null
 "$SYS_PERF" script $f3 -i st.data > sys.script 2> /dev/null
-$PY - emu.truth ours.script sys.script > same.out <<'EOF'
-import json, re, sys
-hdr = re.compile(r'^\s*\S+\s+(\d+)\s+(\d+)\.(\d{9}):\s*$')
-def parse(path):
-    out, cur = {}, None
-    for line in open(path):
-        m = hdr.match(line)
-        if m:
-            cur = out.setdefault((int(m[1]), int(m[2]) * 10**9 + int(m[3])), [])
-        elif cur is not None and line.startswith('\t'):
-            cur.append(line.strip())
-    return out
-ours, sys_ = parse(sys.argv[2]), parse(sys.argv[3])
-n = bad = 0
-for t in map(json.loads, open(sys.argv[1])):
-    if t.get('expect') != 'stitched':
-        continue
-    n += 1
-    k = (t['tid'], t['time'])
-    bad += k not in ours or ours.get(k) != sys_.get(k)
-print(n, bad)
-EOF
+$PY "$here/convert-check.py" same emu.truth ours.script sys.script > same.out
 read -r nst nbad < same.out
 check "stitched samples ($nst): our perf on the input = system perf on the output" eq "$nbad" 0
 
@@ -166,28 +123,7 @@ check "missing features as in the input" \
 "$PERF" report -D -i st.data > st.dump 2> /dev/null
 check "-D: no PERF_RECORD_CALLCHAIN_DEFERRED" hasnt st.dump 'PERF_RECORD_CALLCHAIN_DEFERRED'
 check "-D: no PERF_CONTEXT_USER_DEFERRED (fffffffffffffd80)" hasnt st.dump ': fffffffffffffd80$'
-$PY - st.dump > order.out <<'EOF'
-import re, sys
-ev = re.compile(r'^(\d+) (\d+) 0x[0-9a-f]+ \[0x[0-9a-f]+\]: PERF_RECORD_(\w+)')
-rounds = bad = timed = 0
-last = prev_round_max = cur_max = 0
-for line in open(sys.argv[1]):
-    m = ev.match(line)
-    if not m:
-        continue
-    t, kind = int(m[2]), m[3]
-    if kind == 'FINISHED_ROUND':
-        rounds += 1
-        prev_round_max = cur_max
-        continue
-    if not t:
-        continue        # no time: readers do not queue it
-    timed += 1
-    bad += t < last or t < prev_round_max
-    last = max(last, t)
-    cur_max = max(cur_max, t)
-print(rounds, timed, bad)
-EOF
+$PY "$here/convert-check.py" order st.dump > order.out
 read -r nrounds ntimed nbad < order.out
 check "-D: FINISHED_ROUND records ($nrounds)" gt "$nrounds" 1
 check "-D: $ntimed timed events in time order, none below the previous round's max" eq "$nbad" 0
