@@ -739,7 +739,9 @@ static enum unwind_orphan_reason exit_reason(const struct unwind_stitcher *st,
  * joined so far at the first deadline, a window after the record arrived:
  * any exec or exit written before the record has arrived by then. It keeps
  * the record one more window for late samples and copies: one timed up to
- * a window after the record may arrive up to a window after that. A slot
+ * a window after the record may arrive up to a window after that. In time
+ * order (opts.sorted) it arrives before the watermark passes its time, so
+ * the first check, a window after the record, is the last. A slot
  * still waiting needs evidence that its record is overdue: the task
  * exited after the samples, or completed a later kernel entry (a record
  * with a later time). The first check notes the evidence; the next one, a
@@ -756,7 +758,7 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 
 	if (sl->record) {
 		slot_settle_all(st, sl);
-		if (++sl->record_checks < 2)
+		if (++sl->record_checks < (st->opts.sorted ? 1 : 2))
 			schedule(st, &sl->check);
 		else
 			slot_free(st, sl);

@@ -97,7 +97,7 @@ const char *deferred_sample_info__reason(const struct deferred_sample_info *info
 const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info);
 
 /* Default window with time-ordered input (ordered_events), in ns. */
-#define DEFERRED_STITCH_WINDOW_ORDERED	(10ULL * 1000 * 1000)
+#define DEFERRED_STITCH_WINDOW_ORDERED	(100ULL * 1000 * 1000)
 
 /* --stitch-window and --stitch-max-mem, value: u64 */
 int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset);

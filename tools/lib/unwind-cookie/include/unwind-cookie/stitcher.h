@@ -127,8 +127,10 @@ struct unwind_stitcher_opts {
 	/*
 	 * Disorder the input may have, in sample time units (ns for perf):
 	 * an item arrives before the engine has seen a time more than this
-	 * past it. A record stays available to late samples for two windows,
-	 * and no sample is declared lost before one has passed. 0 picks
+	 * past it; with sorted input, the longest a late sample may follow
+	 * its record. A record stays available to late samples for two
+	 * windows (one with sorted input), and no sample is declared lost
+	 * before one has passed. 0 picks
 	 * UNWIND_STITCHER_DEFAULT_WINDOW; values above 2^62 are clamped.
 	 */
 	uint64_t			window;
@@ -140,10 +142,11 @@ struct unwind_stitcher_opts {
 	 * The input is in time order (perf's ordered_events): every exec and
 	 * exit written before a record is fed before it, so the samples a
 	 * record joins are settled when it arrives, and a late sample when
-	 * it does, instead of a window later. Nothing else changes: the
-	 * window still bounds the wait for late samples, copies and
-	 * evidence. A caller whose input is only roughly ordered leaves it
-	 * false.
+	 * it does, instead of a window later, and a record is kept one
+	 * window for late samples and copies instead of two (they cannot
+	 * arrive later than their time). The window still bounds the wait
+	 * for late samples, copies and evidence. A caller whose input is
+	 * only roughly ordered leaves it false.
 	 */
 	bool				sorted;
 };
