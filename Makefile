@@ -42,8 +42,14 @@ all:
 perf:
 	$(PERF_MAKE)
 
-# Needs build/perf; `make check` builds it first.
+# Needs build/perf; `make check` builds it first.  The series' own shell
+# tests (tools/perf/tests/shell/*deferred*.sh) through perf test, then the
+# project's suites.  perf test looks for ./tests/shell first: run it
+# elsewhere than here, where ./tests is ours.
 check-perf:
+	cd $(BUILD) && ./perf test -v deferred > perf-test.log 2>&1; \
+		grep -E ': (Ok|FAILED!|Skip)' perf-test.log; \
+		[ $$(grep -cE '^perf .*: Ok$$' perf-test.log) -eq 2 ] || { cat perf-test.log; exit 1; }
 	tests/perf/run-all.sh
 
 # The pprof CLI (build/pprof), built offline from Debian's packaged sources:
@@ -55,13 +61,18 @@ pprof: deps
 		GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(BUILD)/go-cache GOFLAGS= \
 			go build -o $(PPROF) github.com/google/pprof && echo "pprof: built $(PPROF)"; fi
 
-# Future suites (patched perf, perf stitch) add their own check steps here.
+# The perf series as a maintainer takes it: git am of patches/perf-6.1/ on a
+# pristine 6.1 tree, a compile of what each patch touches, a full build.
+series-check: deps
+	$(PERF_MAKE) series-check
+
 check: deps node-deps pprof
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
 	$(PERF_MAKE) perf-asan
 	$(MAKE) check-perf
 	$(MAKE) fuzz-perf-smoke
+	$(PERF_MAKE) series-check
 
 # The library's micro-benchmarks, then perf stitch against perf inject and
 # perf script on real recordings (bench/bench-perf-stitch.sh).
@@ -148,4 +159,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof demo clean
+.PHONY: all perf check check-perf series-check bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof demo clean
