@@ -18,6 +18,7 @@ deferred-format files its writer-made cases convert (tests/perf/perfdata.py).
   untimed    the records written through a dummy event (defer_output)
              without PERF_SAMPLE_TIME: no time to place them by
   untimed_nocpu  the same dummy without PERF_SAMPLE_CPU either
+  inplace        in-place user stacks holding the marker's value: not deferred
 """
 import os
 import sys
@@ -58,6 +59,19 @@ def garbage(path):
     w, a = base()
     w.sample(a, 100, 100, 200, 0, 0xffffffff81001000, [KERNEL, 0xffffffff81001000, UDEF, pd.cookie(0, 1)])
     w.callchain_deferred(a, 100, 100, 300, 0, pd.cookie(0, 1), [0x401000], nr=1000)
+    w.write(path)
+
+def inplace(path):
+    """User stacks unwound in place whose garbage takes the deferred
+    marker's value, second to last and elsewhere: not deferred, the chain
+    is the kernel's and perf must show what 6.1 shows."""
+    w, a = base()
+    user = 1 << 64
+    w.sample(a, 100, 100, 200, 0, 0xffffffff81001000,
+             [KERNEL, 0xffffffff81001000, user - 512, 0x401000, UDEF, 0x402000])
+    w.sample(a, 100, 100, 300, 0, 0x401000, [user - 512, 0x401000, 0x402000, UDEF, 0x403000],
+             misc=pd.MISC_USER)
+    w.sample(a, 100, 100, 400, 0, 0x401000, [user - 512, 0x401000, 0x402000], misc=pd.MISC_USER)
     w.write(path)
 
 def cut(path):

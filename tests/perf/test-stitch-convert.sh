@@ -171,7 +171,7 @@ check "no deferred data: says it copied" has copy.err '^perf stitch: no deferred
 check "no deferred data: the same perf script output" cmp -s ref.script copy.script
 
 # ------------------------------------------------------------ 6. writer-made files
-if ! $PY "$here/convert-gen.py" edge garbage cut bigendian > gen.log 2>&1; then
+if ! $PY "$here/convert-gen.py" edge garbage cut bigendian inplace > gen.log 2>&1; then
 	cat gen.log
 	bad "convert-gen.py"
 fi
@@ -202,6 +202,18 @@ EOF
 check "edge cases: record before its samples, cross-CPU, duplicate, user mode, stream end" \
 	diff -u edge.expect edge.script
 check "edge cases: system perf says nothing" [ ! -s edge.script.err ]
+
+# in-place user stacks whose garbage takes the marker's value are not deferred
+"$SYS_PERF" script -F tid,time,ip,dso --ns -i inplace.data > inplace.sys 2> /dev/null
+"$PERF" script -F tid,time,ip,dso --ns -i inplace.data > inplace.script 2> inplace.err
+check "in-place user stack holding the marker's value: shown as 6.1 shows it" \
+	same inplace.sys inplace.script
+check "in-place user stack holding the marker's value: no stitch summary" \
+	hasnt inplace.err 'deferred callchains'
+"$PERF" stitch -q -i inplace.data -o inplace.out 2> inplace.cvt.err
+"$SYS_PERF" script -F tid,time,ip,dso --ns -i inplace.out > inplace.out.sys 2> /dev/null
+check "in-place user stack holding the marker's value: converted unchanged" \
+	same inplace.sys inplace.out.sys
 
 # ------------------------------------------------------------ 6. errors leave no output
 # err_case DESCRIPTION OUTPUT REGEX ARGS...: fails, says REGEX, leaves no output
