@@ -32,6 +32,9 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perfdata as pd  # noqa: E402
+
 COMMANDS = (['script'], ['report', '--stdio'], ['stitch', '-f', '-o', '{out}'],
             ['stitch', '-f', '-F', 'folded', '-o', '{out}'], ['stitch', '--stats'])
 SANITIZER = (b'ERROR: AddressSanitizer', b'runtime error:', b'ERROR: LeakSanitizer')
@@ -39,29 +42,9 @@ ENV = dict(os.environ, ASAN_OPTIONS='detect_leaks=0:abort_on_error=0:exitcode=99
            UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=0')
 
 
-def records(buf):
-    """Offsets of the records of a file or pipe, as far as they parse."""
-    if buf[:8] != b'PERFILE2':
-        return []
-    hsize = struct.unpack_from('<Q', buf, 8)[0]
-    if hsize == 16:
-        pos, end = 16, len(buf)
-    else:
-        pos, size = struct.unpack_from('<QQ', buf, 40)
-        end = min(pos + size, len(buf))
-    out = []
-    while pos + 8 <= end:
-        size = struct.unpack_from('<H', buf, pos + 6)[0]
-        if size < 8:
-            break
-        out.append(pos)
-        pos += size
-    return out
-
-
 def mutate(rng, seed):
     buf = bytearray(seed)
-    recs = records(seed)
+    recs = pd.record_offsets(seed)
     for _ in range(rng.randint(1, 4)):
         recs = [r for r in recs if r + 16 <= len(buf)]      # a cut may have come first
         kind = rng.randrange(8)

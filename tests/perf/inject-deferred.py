@@ -72,25 +72,23 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfdata as pd  # noqa: E402
 
-PERF_RECORD_COMM = 3
-PERF_RECORD_SAMPLE = 9
-PERF_RECORD_MISC_COMM_EXEC = 1 << 13
-PERF_RECORD_CALLCHAIN_DEFERRED = 22
-PERF_RECORD_FINISHED_ROUND = 68
+# perfdata's names, as this helper spells them
+PERF_RECORD_COMM, PERF_RECORD_SAMPLE = pd.COMM, pd.SAMPLE
+PERF_RECORD_MISC_COMM_EXEC = pd.MISC_COMM_EXEC
+PERF_RECORD_CALLCHAIN_DEFERRED = pd.CALLCHAIN_DEFERRED
+PERF_RECORD_FINISHED_ROUND = pd.FINISHED_ROUND
 PERF_RECORD_HEADER_FEATURE = 80
+PERF_RECORD_MISC_USER = pd.MISC_USER
 
-PERF_CONTEXT_KERNEL = (1 << 64) - 128
-PERF_CONTEXT_USER = (1 << 64) - 512
-PERF_CONTEXT_USER_DEFERRED = (1 << 64) - 640
+PERF_CONTEXT_USER = pd.CONTEXT_USER
+PERF_CONTEXT_USER_DEFERRED = pd.CONTEXT_USER_DEFERRED
 
-S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU, S_PERIOD, \
-    S_STREAM_ID = 1, 2, 4, 8, 16, 32, 64, 128, 256, 512
-S_IDENTIFIER = 1 << 16
+S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU, S_PERIOD, S_STREAM_ID = (
+    pd.S_IP, pd.S_TID, pd.S_TIME, pd.S_ADDR, pd.S_READ, pd.S_CALLCHAIN, pd.S_ID, pd.S_CPU,
+    pd.S_PERIOD, pd.S_STREAM_ID)
+S_IDENTIFIER = pd.S_IDENTIFIER
 
 HDR = struct.Struct('<IHH')
-FILE_HDR = struct.Struct('<8sQQ QQ QQ QQ 4Q')
-
-PERF_RECORD_MISC_USER = 2
 
 
 class Attr:
@@ -101,30 +99,19 @@ class Attr:
 
 
 def parse(path):
-    buf = open(path, 'rb').read()
-    f = FILE_HDR.unpack_from(buf, 0)
-    if f[0] != b'PERFILE2':
-        sys.exit('%s: not a little-endian file-mode perf.data' % path)
-    hdr_size, attr_size = f[1], f[2]
-    attrs_off, attrs_size, data_off, data_size = f[3], f[4], f[5], f[6]
-    attrs = []
-    for i in range(attrs_size // attr_size):
-        attrs.append(Attr(buf[attrs_off + i * attr_size:]))
+    """(the file, its attrs parsed, its records as bytearrays)"""
+    try:
+        f = pd.PerfFile(path)
+    except ValueError as e:
+        sys.exit(str(e))
+    attrs = [Attr(raw) for raw, _ in f.attrs]
     if not attrs:
         sys.exit('no attrs')
     st = attrs[0].sample_type
     for a in attrs[1:]:
         if a.sample_type != st:
             sys.exit('mixed sample_type is not supported by this helper')
-    records = []
-    pos, end = data_off, data_off + data_size
-    while pos < end:
-        typ, misc, size = HDR.unpack_from(buf, pos)
-        if size < HDR.size:
-            sys.exit('bad record at %#x' % pos)
-        records.append(bytearray(buf[pos:pos + size]))
-        pos += size
-    return buf, hdr_size, data_off, data_size, attrs, records
+    return f, attrs, [bytearray(r) for r in f.records]
 
 
 def sample_fields(rec, st):
@@ -482,7 +469,8 @@ def main():
     if a.feature:
         sys.exit('--feature needs a pipe-mode input (perf record -o -)')
 
-    buf, hdr_size, data_off, data_size, attrs, records = parse(a.input)
+    f, attrs, records = parse(a.input)
+    buf, data_off, data_size = f.buf, f.data_off, f.data_size
     st = attrs[0].sample_type
     if not attrs[0].sample_id_all:
         sys.exit('attr has no sample_id_all')
@@ -533,8 +521,7 @@ def main():
 
     # --grow-attr: rewrite the attrs section with bigger attrs (as a newer
     # perf with a bigger struct perf_event_attr writes them)
-    attr_size = FILE_HDR.unpack_from(buf, 0)[2]
-    attrs_off, attrs_size = FILE_HDR.unpack_from(buf, 0)[3:5]
+    attr_size, attrs_off, attrs_size = f.attr_size, f.attrs_off, f.attrs_size
     attrs_end = attrs_off + attrs_size
     new_attrs = bytearray()
     for i in range(attrs_size // attr_size):
@@ -560,8 +547,7 @@ def main():
     struct.pack_into('<Q', head, 16, attr_size + a.grow_attr)       # attr_size
     struct.pack_into('<QQ', head, 24, attrs_off, len(new_attrs))     # attrs
     struct.pack_into('<QQ', head, 40, data_off + shift, len(data))   # data
-    feats = struct.unpack_from('<4Q', buf, 8 + 8 + 8 + 16 * 3)
-    nfeat = sum(bin(x).count('1') for x in feats)
+    nfeat = len(f.features)
     tail = bytearray(buf[old_feat_off:])
     for i in range(nfeat):
         o, s = struct.unpack_from('<QQ', tail, 16 * i)

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Test-only perf.data writer (stdlib only).
+"""Test-only perf.data codec (stdlib only): the one reader and writer of
+perf.data that the tests share.
 
-Writes small file-mode perf.data files record by record, in exactly the
+PerfFile reads a little-endian file-mode perf.data as written (header,
+attrs with their ids, records with their offsets, feature sections);
+record_offsets() walks the records of a file or a pipe as far as they
+parse.  Writer writes small file-mode perf.data files record by record, in exactly the
 order the caller asks for, so tests can build the situations that are hard
 to provoke with a real recording (a deferred record before its sample, a
 lost record, tid reuse, ...).  Not a general tool: only what the scenario
@@ -329,3 +333,69 @@ class Writer:
         with open(path, 'wb') as fp:
             fp.write(hdr + ids + attrs + data + table + fdata)
         return infos
+
+
+# ---------------------------------------------------------------- reading
+FILE_HEADER = struct.Struct('<8sQQ QQ QQ QQ 32s')
+PIPE_HEADER_SIZE = 16
+
+
+class PerfFile:
+    """A little-endian file-mode perf.data, as written: the header's fields,
+    attrs [(attr bytes without the ids section, ids bytes)], records [bytes]
+    with their file offsets, features {id: section bytes}."""
+
+    def __init__(self, path):
+        self.path = path
+        buf = self.buf = open(path, 'rb').read()
+        if len(buf) < HEADER_SIZE:
+            raise ValueError('%s: shorter than a perf.data header' % path)
+        (magic, hsize, self.attr_size, self.attrs_off, self.attrs_size, self.data_off,
+         self.data_size, _, _, self.features_bitmap) = FILE_HEADER.unpack_from(buf, 0)
+        if magic != b'PERFILE2' or hsize != HEADER_SIZE:
+            raise ValueError('%s: not a little-endian file-mode perf.data' % path)
+        self.attrs = []
+        for off in range(self.attrs_off, self.attrs_off + self.attrs_size, self.attr_size):
+            ids_off, ids_size = struct.unpack_from('<QQ', buf, off + self.attr_size - 16)
+            self.attrs.append((buf[off:off + self.attr_size - 16],
+                               buf[ids_off:ids_off + ids_size]))
+        self.records, self.offsets = [], []
+        pos, end = self.data_off, self.data_off + self.data_size
+        while pos < end:
+            size = struct.unpack_from('<H', buf, pos + 6)[0]
+            if size < 8:
+                raise ValueError('%s: record of size %d at %#x' % (path, size, pos))
+            self.records.append(buf[pos:pos + size])
+            self.offsets.append(pos)
+            pos += size
+        self.features = {}
+        bits = int.from_bytes(self.features_bitmap, 'little')
+        table = self.data_off + self.data_size
+        for fid in range(256):
+            if bits >> fid & 1:
+                off, size = struct.unpack_from('<QQ', buf, table)
+                self.features[fid] = buf[off:off + size]
+                table += 16
+
+
+def record_offsets(buf):
+    """Offsets of the records of a file or pipe (bytes), as far as they
+    parse; [] for anything but a little-endian perf.data."""
+    if buf[:8] != b'PERFILE2' or len(buf) < PIPE_HEADER_SIZE:
+        return []
+    hsize = struct.unpack_from('<Q', buf, 8)[0]
+    if hsize == PIPE_HEADER_SIZE:
+        pos, end = PIPE_HEADER_SIZE, len(buf)
+    elif len(buf) >= HEADER_SIZE:
+        pos, size = struct.unpack_from('<QQ', buf, 40)
+        end = min(pos + size, len(buf))
+    else:
+        return []
+    out = []
+    while pos + 8 <= end:
+        size = struct.unpack_from('<H', buf, pos + 6)[0]
+        if size < 8:
+            break
+        out.append(pos)
+        pos += size
+    return out

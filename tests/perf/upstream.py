@@ -72,40 +72,6 @@ ZSTD_E_FLUSH = 1
 EM_X86_64 = 62
 
 
-# ---------------------------------------------------------------- reading
-class PerfFile:
-    """The parts of a little-endian file-mode perf.data."""
-
-    def __init__(self, path):
-        buf = open(path, 'rb').read()
-        magic, hsize, self.attr_size = struct.unpack_from('<8sQQ', buf, 0)
-        if magic != b'PERFILE2' or hsize != pd.HEADER_SIZE:
-            sys.exit('%s: not a little-endian file-mode perf.data' % path)
-        attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<4Q', buf, 24)
-        self.features_bitmap = buf[72:104]
-        self.attrs = []                 # (attr bytes, ids bytes)
-        for off in range(attrs_off, attrs_off + attrs_size, self.attr_size):
-            attr = buf[off:off + self.attr_size - 16]
-            ids_off, ids_size = struct.unpack_from('<QQ', buf, off + self.attr_size - 16)
-            self.attrs.append((attr, buf[ids_off:ids_off + ids_size]))
-        self.records = []
-        pos = data_off
-        while pos < data_off + data_size:
-            size = struct.unpack_from('<H', buf, pos + 6)[0]
-            if size < 8:
-                sys.exit('%s: record of size %d at %#x' % (path, size, pos))
-            self.records.append(buf[pos:pos + size])
-            pos += size
-        bits = int.from_bytes(self.features_bitmap, 'little')
-        self.features = {}
-        table = data_off + data_size
-        for fid in range(256):
-            if bits >> fid & 1:
-                off, size = struct.unpack_from('<QQ', buf, table)
-                self.features[fid] = buf[off:off + size]
-                table += 16
-
-
 def resize_attr(attr, size):
     """attr (a perf_event_attr) as `size` bytes, attr.size = size."""
     if size is None:
@@ -318,7 +284,10 @@ def main():
     ap.add_argument('--tracing-data-size', type=int, choices=(12, 16), default=12)
     a = ap.parse_args()
 
-    f = PerfFile(a.input)
+    try:
+        f = pd.PerfFile(a.input)
+    except ValueError as e:
+        sys.exit(str(e))
     attrs = [(resize_attr(x, a.attr_size), i) for x, i in f.attrs]
     feats = dict(f.features)
     if F_EVENT_DESC in feats:
