@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Look inside a flame graph that perf script report flamegraph wrote with
 d3-flame-graph's template, and inside what Chromium made of it, for
-tests/perf/test-demo.sh.  Standard library only.
+tests/perf/test-demo.sh and test-stitch.sh.  Standard library only; the
+PNG is decoded by ImageMagick (convert), a make deps package.
 
-  flamegraph-check.py stacks HTML [FUNC...]
-      the stacks JSON embedded in HTML: "total N" (samples), "lost N"
+  flamegraph-check.py stacks HTML|JSON [FUNC...]
+      the stacks JSON embedded in HTML (or a .json file of flamegraph.py
+      -f json): "total N" (samples), "lost N"
       (samples under "[user stack lost: ...]" frames), "lost_libtypes L,.."
       (their libtypes, "user" for ""; "-" without such frames),
       then per FUNC "func FUNC user_samples N kernel_below N": samples in
@@ -31,15 +33,19 @@ tests/perf/test-demo.sh.  Standard library only.
 import html.parser
 import json
 import re
-import struct
+import subprocess
 import sys
-import zlib
 
 LOST_PREFIX = "[user stack lost: "
 
 
 def load_stacks(path):
     text = open(path, encoding="utf-8").read()
+    if path.endswith(".json"):          # flamegraph.py -f json: the stacks alone
+        try:
+            return json.loads(text)
+        except ValueError as err:
+            sys.exit("%s: not JSON: %s" % (path, err))
     marker = "const stacks = ["
     at = text.find(marker)
     if at < 0:
@@ -152,67 +158,31 @@ def cmd_offline(path):
         print("  unknown", url)
 
 
-def paeth(a, b, c):
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    if pa <= pb and pa <= pc:
-        return a
-    return b if pb <= pc else c
-
-
 def read_png(path):
-    """8-bit RGB or RGBA, non-interlaced (what Chromium writes)."""
-    data = open(path, "rb").read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        sys.exit("%s: not a PNG file" % path)
-    pos, idat, ihdr = 8, [], None
-    while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if len(body) != length:
-            sys.exit("%s: chunk %r at offset %d cut short" % (path, kind, pos))
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat.append(body)
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    if not ihdr:
-        sys.exit("%s: no IHDR chunk" % path)
-    width, height, depth, ctype, _, _, interlace = ihdr
-    if depth != 8 or ctype not in (2, 6) or interlace:
-        sys.exit("%s: depth %d colour type %d interlace %d: only 8-bit RGB/RGBA, "
-                 "non-interlaced" % (path, depth, ctype, interlace))
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(b"".join(idat))
-    stride = width * bpp
-    if len(raw) != height * (stride + 1):
-        sys.exit("%s: %d bytes of image data, expected %d"
-                 % (path, len(raw), height * (stride + 1)))
-    rows, prev = [], bytearray(stride)
-    for y in range(height):
-        ftype = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        if ftype == 1:
-            for i in range(bpp, stride):
-                line[i] = (line[i] + line[i - bpp]) & 0xff
-        elif ftype == 2:
-            line = bytearray((a + b) & 0xff for a, b in zip(line, prev))
-        elif ftype == 3:
-            for i in range(stride):
-                left = line[i - bpp] if i >= bpp else 0
-                line[i] = (line[i] + ((left + prev[i]) >> 1)) & 0xff
-        elif ftype == 4:
-            for i in range(stride):
-                left = line[i - bpp] if i >= bpp else 0
-                up_left = prev[i - bpp] if i >= bpp else 0
-                line[i] = (line[i] + paeth(left, prev[i], up_left)) & 0xff
-        elif ftype != 0:
-            sys.exit("%s: row %d: unknown filter %d" % (path, y, ftype))
-        rows.append(line)
-        prev = line
-    return width, height, bpp, rows
+    """The PNG's pixels as RGB rows, decoded by ImageMagick (a make deps
+    package) into a binary PPM: width, height, 3, [row bytes]."""
+    try:
+        out = subprocess.run(["convert", path, "-alpha", "off", "-depth", "8", "ppm:-"],
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        sys.exit("%s: ImageMagick cannot read it: %s" % (path, err))
+    fields, pos = [], 0
+    while len(fields) < 4:              # "P6", width, height, maxval
+        while out[pos:pos + 1].isspace():
+            pos += 1
+        end = pos
+        while end < len(out) and not out[end:end + 1].isspace():
+            end += 1
+        fields.append(out[pos:end])
+        pos = end
+    pos += 1                            # the one whitespace byte before the pixels
+    if fields[0] != b"P6" or fields[3] != b"255":
+        sys.exit("%s: ImageMagick wrote no 8-bit PPM" % path)
+    width, height = int(fields[1]), int(fields[2])
+    stride = width * 3
+    if len(out) - pos != height * stride:
+        sys.exit("%s: %d bytes of pixels, expected %d" % (path, len(out) - pos, height * stride))
+    return width, height, 3, [out[pos + y * stride:pos + (y + 1) * stride] for y in range(height)]
 
 
 # The template's "blue-green" scheme (d3-flame-graph 4.1.3): kernel frames

@@ -207,17 +207,8 @@ record_fp() {
 record_shell_mix() {
 	local out=$1 loops=$2 runs=$3
 
-	cat > work.sh <<-EOF
-	#!/bin/sh
-	dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null &
-	i=0
-	while [ \$i -lt $loops ]; do i=\$((i + 1)); done &
-	for n in $(seq -s " " "$runs"); do ls -lR /usr/share/doc > /dev/null 2>&1; done
-	wait
-	EOF
-	chmod +x work.sh
 	if ! "$SYS_PERF" record -q -m 4 -e cpu-clock,task-clock -F 2000 -g --sample-cpu \
-			-o "$out" -- ./work.sh > "$out.record.log" 2>&1; then
+			-o "$out" -- "$here/shell-mix.sh" "$loops" "$runs" > "$out.record.log" 2>&1; then
 		cat "$out.record.log"
 		abort "perf record ($SYS_PERF)"
 	fi

@@ -68,24 +68,7 @@ check "demo: exactly one mode line" eq "$(grep -c '^demo: deferred callchains: '
 # the summary: N deferred samples, S stitched (P%), O orphans (reasons), R records
 line=$(sed -n 's/^demo: stitch summary (perf script): //p' demo.out)
 echo "# $line"
-$PY - "$line" > summary.chk <<'EOF'
-import re, sys
-line = sys.argv[1]
-m = re.match(r"deferred callchains: (\d+) deferred samples, (\d+) stitched \((\d+\.\d)%\), "
-             r"(\d+) orphans(?: \(([^)]*)\))?, (\d+) records, (\d+) duplicate records", line)
-if not m:
-    print("parsed 0")
-    sys.exit()
-n, s, pct, o, reasons, r, d = m.groups()
-n, s, o = int(n), int(s), int(o)
-print("parsed 1")
-print("deferred", n)
-print("stitched", s)
-print("orphans", o)
-print("records", r)
-print("reasons_sum", sum(int(x.rsplit(" ", 1)[1]) for x in reasons.split(", ")) if reasons else 0)
-print("pct_ok", int(pct == "%.1f" % (100.0 * s / n)))
-EOF
+$PY "$here/summary-parse.py" "$line" > summary.chk
 check "summary: the line parses" eq "$(val parsed summary.chk)" 1
 n=$(val deferred summary.chk); s=$(val stitched summary.chk); o=$(val orphans summary.chk)
 check "summary: stitched samples" gt "${s:-0}" 0

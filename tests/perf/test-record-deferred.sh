@@ -35,28 +35,7 @@ fi
 ok "build fake-defer-kernel.so"
 
 # a workload with frame pointers and a known call path
-cat > loop.c <<'EOF'
-volatile unsigned long sink;
-
-__attribute__((noinline)) void deferred_test_leaf(void)
-{
-	for (unsigned long i = 0; i < 40000000; i++)
-		sink += i;
-}
-
-__attribute__((noinline)) void deferred_test_middle(void)
-{
-	deferred_test_leaf();
-	sink++;
-}
-
-int main(void)
-{
-	deferred_test_middle();
-	return 0;
-}
-EOF
-build_workload loop.c loop -O0 -mno-omit-leaf-frame-pointer
+build_workload "$here/loop.c" loop -O0 -mno-omit-leaf-frame-pointer
 
 # rec NAME [perf record options...]: perf record -o NAME.data ... -- ./loop,
 # stdout+stderr in NAME.out, exit status in NAME.rc.  With FAKE=accept or

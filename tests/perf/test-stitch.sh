@@ -155,27 +155,13 @@ check "lost records: report header has the summary" has lost.report "^# deferred
 check "lost records: --children entry in the [deferred] dso" has lost.report '\[deferred\] +\[\.\] \[user stack lost: record lost\]'
 # every other sample still as the original's: drop the orphans from both
 if "$PERF" version --build-options 2>/dev/null | grep -q 'libpython: .*on'; then
-	cat > cc.py <<'EOF'
-import os, sys
-sys.path.append(os.environ['PERF_EXEC_PATH'] + '/scripts/python/Perf-Trace-Util/lib/Perf/Trace')
-def process_event(param):
-    names = [f.get('sym', {}).get('name', '?') for f in param.get('callchain', [])]
-    print(';'.join(names))
-EOF
-	"$PERF" script -i lost.data -s cc.py > lost.py.out 2> /dev/null
+	"$PERF" script -i lost.data -s "$here/callchain-names.py" > lost.py.out 2> /dev/null
 	check "lost records: python scripts see the pseudo-frame" \
 		eq "$(grep -c 'user stack lost: record lost' lost.py.out)" "$nlost"
 	fg=$("$PERF" --exec-path)/scripts/python/flamegraph.py
 	if [ -f "$fg" ]; then
 		"$PERF" script -i lost.data -s "$fg" -- -f json -o fg.json > /dev/null 2>&1
-		n=$($PY -c '
-import json, sys
-def tot(x): return x["v"] + sum(tot(c) for c in x.get("c", []))
-def walk(x):
-    if x["n"] == "[user stack lost: record lost]":
-        return tot(x)
-    return sum(walk(c) for c in x.get("c", []))
-print(walk(json.load(open("fg.json"))))' 2> /dev/null)
+		n=$($PY "$here/flamegraph-check.py" stacks fg.json | sed -n 's/^lost //p')
 		check "lost records: flamegraph.py puts the orphans under the pseudo-frame" eq "$n" "$nlost"
 	fi
 fi
