@@ -35,19 +35,26 @@ DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind lin
 	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
 	imagemagick
 
+# tests/perf's suites as perf shell tests of build/perf (perf test list
+# 'deferred suite'); not part of make install
+PERF_TEST_SUITES = tests/perf/perf-test-install.sh $(BUILD)/perf-prefix/libexec/perf-core/tests/shell
+
 all:
 	$(LIB_MAKE) all
 	$(PERF_MAKE)
+	$(PERF_TEST_SUITES)
 
 perf:
 	$(PERF_MAKE)
+	$(PERF_TEST_SUITES)
 
 # Needs build/perf; `make check` builds it first.  The series' own shell
 # tests (tools/perf/tests/shell/*deferred*.sh) through perf test, then the
-# project's suites.  perf test looks for ./tests/shell first: run it
+# project's suites (also perf tests: perf test 'deferred suite').  perf
+# test looks for ./tests/shell first: run it
 # elsewhere than here, where ./tests is ours.
 check-perf:
-	cd $(BUILD) && ./perf test -v deferred > perf-test.log 2>&1; \
+	cd $(BUILD) && ./perf test -v 'deferred user callchains' > perf-test.log 2>&1; \
 		grep -E ': (Ok|FAILED!|Skip)' perf-test.log; \
 		[ $$(grep -cE '^perf .*: Ok$$' perf-test.log) -eq 2 ] || { cat perf-test.log; exit 1; }
 	tests/perf/run-all.sh
@@ -69,6 +76,7 @@ series-check: deps
 check: deps node-deps pprof
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
+	$(PERF_TEST_SUITES)
 	$(PERF_MAKE) perf-asan
 	$(MAKE) check-perf
 	$(MAKE) fuzz-perf-smoke

@@ -411,7 +411,7 @@ class Scenario:
         blocks = []
         for rec in self.records:
             head = '%#x [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED' % (rec['offset'], rec['size'])
-            if rec['malformed'] in ('nr', 'size'):       # refused by patch 0002
+            if rec['malformed'] in ('nr', 'size'):       # refused by patch 0004
                 # (cookie 0 is refused when stitching; -D still shows it)
                 blocks.append(head + ': malformed, skipped')
                 continue

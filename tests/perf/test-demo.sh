@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo (demo/run-demo.sh) and its flame graph, patch 0035.
+# make demo (demo/run-demo.sh) and its flame graph, patch 0030.
 #
 # Runs the demo into a temporary DEMO_OUT and checks: the native/emulated
 # line (emulated on kernels before 6.19), the stitch summary (stitched
@@ -14,7 +14,7 @@
 # colours, no fill shared), and the folded and speedscope exports (present,
 # well-formed; their content is test-stitch-export's business).  Then a
 # recording with records dropped: the "[user stack lost: ...]" frames are
-# drawn red (patch 0035) and hold exactly the orphans.
+# drawn red (patch 0030) and hold exactly the orphans.
 #
 # usage: tests/perf/test-demo.sh     (after make -f Makefile.perf-patch and
 #                                     make node-deps)
@@ -179,7 +179,7 @@ echo "# $(grep '^deferred callchains' lost.err)"
 check "lost: orphans" gt "${nlost:-0}" 0
 $CHECK stacks lost/fg.html > lost.chk 2>&1
 check "lost: pseudo-frames hold exactly the orphans" eq "$(val lost lost.chk)" "${nlost:-x}"
-check "lost: pseudo-frames have libtype root (patch 0035)" eq "$(val lost_libtypes lost.chk)" root
+check "lost: pseudo-frames have libtype root (patch 0030)" eq "$(val lost_libtypes lost.chk)" root
 chromium_run --dump-dom "file://$tmp/lost/fg.html" > lost-dom.html 2> /dev/null
 $CHECK dom lost-dom.html lost/fg.html > lost-dom.chk 2>&1
 sed 's/^/# dom /' lost-dom.chk
@@ -198,7 +198,7 @@ check "converted: perf stitch -o" test -s converted/perf.data
 $CHECK stacks converted/fg.html > conv.chk 2>&1
 check "converted: lost frames named after their map, as many as the orphans" \
 	eq "$(val lost conv.chk)" "${nlost:-x}"
-check "converted: lost frames have libtype root (patch 0035)" \
+check "converted: lost frames have libtype root (patch 0030)" \
 	eq "$(val lost_libtypes conv.chk)" root
 
 finish

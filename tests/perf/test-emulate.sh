@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # perf stitch --emulate and perf record --call-graph deferred,emulate
-# (patches/perf-6.1/0030-0032).
+# (patches/perf-6.1/0024, 0027-0029).
 #
 # Records a frame-pointer workload (tests/perf/emulate-workload.c: system
 # calls, page faults, sleeps, threads, a thread moved between CPUs inside
@@ -16,7 +16,7 @@
 # file shows exactly the recording's callchains, orphans one for one with
 # the injected faults) needs stitching in perf script: it reports SKIP until
 # 'perf script --no-stitch' exists.  (It passed on a tree merged with the
-# stitching branch's patches 0010-0015.)
+# stitching patches 0011-0017.)
 #
 # usage: tests/perf/test-emulate.sh     (after make -f Makefile.perf-patch)
 #   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload

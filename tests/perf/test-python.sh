@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf's Python scripting with deferred user callchains (patch 0016):
+# perf's Python scripting with deferred user callchains (patch 0018):
 # the "deferred" entry of the sample dict, the stitched "callchain", and
 # the stitch-coverage script (perf script report stitch-coverage).
 #

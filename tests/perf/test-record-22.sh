@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # PERF_RECORD_CALLCHAIN_DEFERRED (type 22) and unknown record types in the
-# patched perf (patches/perf-6.1/0001, 0002).
+# patched perf (patches/perf-6.1/0001-0004).
 #
 # Records a tiny perf.data with the system perf (or the patched one if there
 # is none), adds hand-made records to it with inject-deferred.py and checks

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf record --call-graph deferred / fp,defer (patches/perf-6.1/0004-0008).
+# perf record --call-graph deferred / fp,defer (patches/perf-6.1/0006-0010).
 #
 #  1. the fallback on kernels that refuse attr.defer_callchain/defer_output
 #     (every kernel before 6.19): one warning line, exit 0, the perf.data

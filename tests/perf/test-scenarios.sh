@@ -238,7 +238,7 @@ for n in $(cat scenarios.list); do
 		check "$n: script: no other messages" \
 			eval '! grep -Ev "^(0x[0-9a-f]+ \[0x[0-9a-f]+\]: malformed |Warning:\$|[0-9]+ of [0-9]+ (CALLCHAIN_DEFERRED records|samples) |deferred callchains: )" raw.err'
 
-		# not covered by patch 0002: left to the stitching code
+		# not covered by patch 0004: left to the stitching code
 		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
 		check "$n: record with cookie 0: error names its offset ($off)" \
 			eval 'grep -i cookie raw.err > cookie.err; names cookie.err $off'
@@ -271,7 +271,7 @@ for n in $(cat scenarios.list); do
 	if [ $n = truncated ]; then
 		# the cut record is named and skipped, the data ends there: what
 		# came before is processed, perf exits as at a normal end
-		# (deferred-callchains.txt, patch 0016)
+		# (deferred-callchains.txt, patch 0019)
 		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf stitch -F folded|speedscope (util/deferred-export.c, patch 0034).
+# perf stitch -F folded|speedscope (util/deferred-export.c, patch 0026).
 #
 # Folded: 'perf script | tests/perf/stackcollapse-perf.py [options]',
 # sorted, must equal 'perf stitch -F folded [options]' byte for byte, on

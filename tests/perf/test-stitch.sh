@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Stitched 'perf script' / 'perf report' (patches/perf-6.1/0010-0015).
+# Stitched 'perf script' / 'perf report' (patches/perf-6.1/0011-0017).
 #
 # Records a frame-pointer perf.data with the system perf (or the patched
 # one), turns it into 6.19-style files with inject-deferred.py (user chains

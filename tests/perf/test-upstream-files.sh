@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Files as upstream perf (6.16 and later) writes them (patches 0038-0040).
+# Files as upstream perf (6.16 and later) writes them (patches 0020-0022).
 #
 # tests/perf/upstream.py rewrites a file into upstream's layouts, record for
 # record the same data: PERF_RECORD_COMPRESSED2 made with libzstd (one
