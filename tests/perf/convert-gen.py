@@ -25,8 +25,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfdata as pd  # noqa: E402
-KERNEL = (1 << 64) - 128
-UDEF = (1 << 64) - 640
+KERNEL = pd.CONTEXT_KERNEL
+UDEF = pd.CONTEXT_USER_DEFERRED
 ST = pd.S_IP | pd.S_TID | pd.S_TIME | pd.S_CPU | pd.S_PERIOD | pd.S_CALLCHAIN | pd.S_IDENTIFIER
 
 def base(be=False):
@@ -66,12 +66,12 @@ def inplace(path):
     marker's value, second to last and elsewhere: not deferred, the chain
     is the kernel's and perf must show what 6.1 shows."""
     w, a = base()
-    user = 1 << 64
+    user = pd.CONTEXT_USER
     w.sample(a, 100, 100, 200, 0, 0xffffffff81001000,
-             [KERNEL, 0xffffffff81001000, user - 512, 0x401000, UDEF, 0x402000])
-    w.sample(a, 100, 100, 300, 0, 0x401000, [user - 512, 0x401000, 0x402000, UDEF, 0x403000],
+             [KERNEL, 0xffffffff81001000, user, 0x401000, UDEF, 0x402000])
+    w.sample(a, 100, 100, 300, 0, 0x401000, [user, 0x401000, 0x402000, UDEF, 0x403000],
              misc=pd.MISC_USER)
-    w.sample(a, 100, 100, 400, 0, 0x401000, [user - 512, 0x401000, 0x402000], misc=pd.MISC_USER)
+    w.sample(a, 100, 100, 400, 0, 0x401000, [user, 0x401000, 0x402000], misc=pd.MISC_USER)
     w.write(path)
 
 def cut(path):

@@ -33,9 +33,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfdata as pd  # noqa: E402
 
-CONTEXT_MAX = (1 << 64) - 4095
-CONTEXT_USER = (1 << 64) - 512
-USER_DEFERRED = (1 << 64) - 640
+CONTEXT_MAX = pd.CONTEXT_MAX
+CONTEXT_USER = pd.CONTEXT_USER
+USER_DEFERRED = pd.CONTEXT_USER_DEFERRED
 
 HDR = re.compile(r'^((?:\d+ )*)(0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: PERF_RECORD_(\w+)(.*)$')
 ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]{16})$')
