@@ -8,7 +8,8 @@
 # Copies the pristine 6.1 sources (PRISTINE, an extracted linux-source
 # tree) to WORKDIR/tree, makes it a git repository and applies
 # PATCHDIR/0001-*.patch... one by one with 'git am' (0000, the cover
-# letter, is not a patch).  After each patch it compiles, in one object
+# letter, is not a patch), each first read by the tree's
+# scripts/checkpatch.pl (an ERROR fails).  After each patch it compiles, in one object
 # directory kept across the steps, every .c file of tools/perf the patch
 # touches and every file touched so far that includes a header the patch
 # touches: a patch that needs a later one to compile fails here, naming
@@ -63,6 +64,14 @@ for p in "${patches[@]:1}"; do
 	if ! (cd "$tree" && git am -q --whitespace=error-all "$p") >> "$log" 2>&1; then
 		echo "series-check: $name does not apply with git am" >&2
 		tail -20 "$log" >&2
+		exit 1
+	fi
+	# checkpatch as the list runs it, on the mail: an error fails; its
+	# warnings are mostly long, greppable messages and MAINTAINERS
+	perl "$tree/scripts/checkpatch.pl" --no-tree -q --terse - < "$p" > "$work/checkpatch.out" 2>&1 || true
+	if grep -q 'ERROR:' "$work/checkpatch.out"; then
+		echo "series-check: $name: checkpatch.pl reports errors:" >&2
+		grep 'ERROR:' "$work/checkpatch.out" >&2
 		exit 1
 	fi
 	mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
