@@ -114,58 +114,10 @@ def parse(path):
     return f, attrs, [bytearray(r) for r in f.records]
 
 
-def sample_fields(rec, st):
-    """Parse the fixed leading fields of a SAMPLE record."""
-    v = {}
-    off = HDR.size
-
-    def u64():
-        nonlocal off
-        x = struct.unpack_from('<Q', rec, off)[0]
-        off += 8
-        return x
-    if st & S_IDENTIFIER:
-        v['identifier'] = u64()
-    if st & S_IP:
-        v['ip'] = u64()
-    if st & S_TID:
-        v['pid'], v['tid'] = struct.unpack_from('<II', rec, off)
-        off += 8
-    if st & S_TIME:
-        v['time'] = u64()
-    if st & S_ADDR:
-        u64()
-    if st & S_ID:
-        v['id'] = u64()
-    if st & S_STREAM_ID:
-        v['stream_id'] = u64()
-    if st & S_CPU:
-        v['cpu'] = struct.unpack_from('<I', rec, off)[0]
-        off += 8
-    if st & S_PERIOD:
-        u64()
-    if st & S_READ:
-        return v, None
-    v['callchain_off'] = off if st & S_CALLCHAIN else None
-    return v, off
-
-
 def id_trailer(st, v):
     """sample_id as the kernel appends it when sample_id_all is set."""
-    out = b''
-    if st & S_TID:
-        out += struct.pack('<II', v['pid'], v['tid'])
-    if st & S_TIME:
-        out += struct.pack('<Q', v['time'])
-    if st & S_ID:
-        out += struct.pack('<Q', v.get('id', v.get('identifier', 0)))
-    if st & S_STREAM_ID:
-        out += struct.pack('<Q', v.get('stream_id', 0))
-    if st & S_CPU:
-        out += struct.pack('<II', v.get('cpu', 0), 0)
-    if st & S_IDENTIFIER:
-        out += struct.pack('<Q', v.get('identifier', v.get('id', 0)))
-    return out
+    return pd.sample_id(st, v['pid'], v['tid'], v['time'], v.get('id', v.get('identifier', 0)),
+                        v.get('stream_id', 0), v.get('cpu', 0))
 
 
 def callchain(rec, off):
@@ -193,11 +145,6 @@ def deferred_record(typ, cookie, ips, trailer, nr=None, cut=0):
     return bytearray(HDR.pack(typ, PERF_RECORD_MISC_USER, size) + body)
 
 
-def make_cookie(cpu, cnt):
-    # merged layout, little-endian host: (u64)cnt << 32 | (cpu + 1), cnt odd
-    return (cnt << 32) | (cpu + 1)
-
-
 def pipe_mode(a, buf):
     """Pipe-mode input (perf record -o -): only appends are supported."""
     out = bytearray(buf)
@@ -219,15 +166,7 @@ def pipe_mode(a, buf):
 
 def id_time(rec, st):
     """The time of a non-sample record's sample_id trailer."""
-    size = HDR.unpack_from(rec, 0)[2]
-    n = 0
-    for bit in (S_TID, S_TIME, S_ID, S_STREAM_ID, S_CPU, S_IDENTIFIER):
-        if st & bit:
-            n += 8
-    if not st & S_TIME:
-        return None
-    off = size - n + (8 if st & S_TID else 0)
-    return struct.unpack_from('<Q', rec, off)[0]
+    return pd.parse_sample_id(rec, st).get('time')
 
 
 def set_chain(r, off, ips, chain):
@@ -255,7 +194,7 @@ def defer_mode(a, records, st, attrs):
         if HDR.unpack_from(r, 0)[0] != PERF_RECORD_SAMPLE:
             parsed.append(None)
             continue
-        v, off = sample_fields(r, st)
+        v, off = pd.sample_fields(r, st)
         if off is None or v['callchain_off'] is None:
             sys.exit('samples need a callchain and no PERF_SAMPLE_READ')
         ips = callchain(r, off)
@@ -308,7 +247,7 @@ def defer_mode(a, records, st, attrs):
             continue
         cpu = v.get('cpu', 0)
         cnt[cpu] = cnt.get(cpu, -1) + 2
-        g = {'cookie': make_cookie(cpu, cnt[cpu]), 'samples': [i], 'user': user,
+        g = {'cookie': pd.cookie(cpu, cnt[cpu]), 'samples': [i], 'user': user,
              'fate': 'record', 'time': v['time']}
         groups.append(g)
         last[v['tid']] = g
@@ -488,7 +427,7 @@ def main():
         out, added, groups = defer_mode(a, records, st, attrs)
     else:
         si = samples[a.after]
-        v, off = sample_fields(records[si], st)
+        v, off = pd.sample_fields(records[si], st)
         if a.ips is not None:
             user = [int(x, 0) for x in a.ips.split(',') if x]
         elif off is not None and v['callchain_off'] is not None:
@@ -498,7 +437,7 @@ def main():
         cpu = v.get('cpu', 0)
         out = list(records[:si + 1])
         for k in range(a.count):
-            cookie = a.cookie if a.cookie is not None else make_cookie(cpu, 2 * k + 1)
+            cookie = a.cookie if a.cookie is not None else pd.cookie(cpu, 2 * k + 1)
             if a.cookie is not None:
                 cookie += k
             nr = a.nr if a.nr is not None else len(user)

@@ -95,6 +95,87 @@ def cookie(cpu, cnt, big_endian=False):
     return (cnt << 32) | (cpu + 1)
 
 
+# the sample_id trailer's fields, in the kernel's order (sample_id_all)
+SAMPLE_ID_BITS = (S_TID, S_TIME, S_ID, S_STREAM_ID, S_CPU, S_IDENTIFIER)
+
+
+def sample_id(st, pid=0, tid=0, time=0, id_=0, stream_id=0, cpu=0, endian='<'):
+    """The sample_id trailer the kernel appends to a non-sample record of an
+    event of sample_type st (sample_id_all)."""
+    out = b''
+    if st & S_TID:
+        out += struct.pack(endian + 'II', pid, tid)
+    if st & S_TIME:
+        out += struct.pack(endian + 'Q', time)
+    if st & S_ID:
+        out += struct.pack(endian + 'Q', id_)
+    if st & S_STREAM_ID:
+        out += struct.pack(endian + 'Q', stream_id)
+    if st & S_CPU:
+        out += struct.pack(endian + 'II', cpu, 0)
+    if st & S_IDENTIFIER:
+        out += struct.pack(endian + 'Q', id_)
+    return out
+
+
+def parse_sample_id(rec, st):
+    """The fields of a little-endian non-sample record's sample_id trailer:
+    {pid, tid, time, id, stream_id, cpu, identifier}, those st has."""
+    size = struct.unpack_from('<H', rec, 6)[0]
+    off = size - 8 * sum(1 for bit in SAMPLE_ID_BITS if st & bit)
+    v = {}
+    for bit in SAMPLE_ID_BITS:
+        if not st & bit:
+            continue
+        if bit == S_TID:
+            v['pid'], v['tid'] = struct.unpack_from('<II', rec, off)
+        elif bit == S_CPU:
+            v['cpu'] = struct.unpack_from('<I', rec, off)[0]
+        else:
+            v[{S_TIME: 'time', S_ID: 'id', S_STREAM_ID: 'stream_id',
+               S_IDENTIFIER: 'identifier'}[bit]] = struct.unpack_from('<Q', rec, off)[0]
+        off += 8
+    return v
+
+
+def sample_fields(rec, st):
+    """The fixed leading fields of a little-endian SAMPLE record of
+    sample_type st: ({identifier, ip, pid, tid, time, id, stream_id, cpu,
+    callchain_off}, the offset of the callchain, or None past a READ)."""
+    v = {}
+    off = 8
+
+    def u64():
+        nonlocal off
+        x = struct.unpack_from('<Q', rec, off)[0]
+        off += 8
+        return x
+    if st & S_IDENTIFIER:
+        v['identifier'] = u64()
+    if st & S_IP:
+        v['ip'] = u64()
+    if st & S_TID:
+        v['pid'], v['tid'] = struct.unpack_from('<II', rec, off)
+        off += 8
+    if st & S_TIME:
+        v['time'] = u64()
+    if st & S_ADDR:
+        u64()
+    if st & S_ID:
+        v['id'] = u64()
+    if st & S_STREAM_ID:
+        v['stream_id'] = u64()
+    if st & S_CPU:
+        v['cpu'] = struct.unpack_from('<I', rec, off)[0]
+        off += 8
+    if st & S_PERIOD:
+        u64()
+    if st & S_READ:
+        return v, None
+    v['callchain_off'] = off if st & S_CALLCHAIN else None
+    return v, off
+
+
 def _bitrev8(b):
     return int('{:08b}'.format(b)[::-1], 2)
 
@@ -139,19 +220,7 @@ class Writer:
         return a
 
     def _sample_id(self, attr, pid, tid, time, cpu):
-        st, p = attr.sample_type, self.p
-        out = b''
-        if st & S_TID:
-            out += p('II', pid, tid)
-        if st & S_TIME:
-            out += p('Q', time)
-        if st & S_ID:
-            out += p('Q', attr.id_for(cpu))
-        if st & S_CPU:
-            out += p('II', cpu, 0)
-        if st & S_IDENTIFIER:
-            out += p('Q', attr.id_for(cpu))
-        return out
+        return sample_id(attr.sample_type, pid, tid, time, attr.id_for(cpu), 0, cpu, self.e)
 
     def _add(self, typ, misc, body, info):
         size = 8 + len(body)

@@ -7,11 +7,13 @@ what inject-deferred.py wrote (d.gen, d.data) and the system perf's view
 of the reference (ref.dump, ref.comms), and perf script report
 stitch-coverage's table.  Prints one "ok ..." or "FAIL ..." line per check.
 """
-import re, struct
+import os
+import re
+import struct
+import sys
 
-HDR = struct.Struct('<IHH')
-S_IDENTIFIER = 1 << 16
-TRAILER = (2, 4, 64, 512, 128, S_IDENTIFIER)    # TID TIME ID STREAM_ID CPU IDENTIFIER
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perfdata as pd  # noqa: E402
 
 
 def res(ok, what, detail=None):
@@ -20,36 +22,20 @@ def res(ok, what, detail=None):
         print(detail)
 
 
-data = open('d.data', 'rb').read()
-attrs_off, attrs_size = struct.unpack_from('<QQ', data, 24)
-sample_type = struct.unpack_from('<Q', data, attrs_off + 24)[0]
+data = pd.PerfFile('d.data')
+sample_type = struct.unpack_from('<Q', data.attrs[0][0], 24)[0]
+record_at = dict(zip(data.offsets, data.records))
 
 
 def record_id(off):
     """(cpu, time) of the sample_id trailer of the record at @off"""
-    size = HDR.unpack_from(data, off)[2]
-    n = sum(8 for b in TRAILER if sample_type & b)
-    p = off + size - n
-    cpu = time = None
-    for b in TRAILER:
-        if not sample_type & b:
-            continue
-        if b == 4:
-            time = struct.unpack_from('<Q', data, p)[0]
-        elif b == 128:
-            cpu = struct.unpack_from('<I', data, p)[0]
-        p += 8
-    return cpu, time
+    v = pd.parse_sample_id(record_at[off], sample_type)
+    return v.get('cpu'), v.get('time')
 
 
 def sample_tid_time(off):
-    p = off + HDR.size
-    if sample_type & S_IDENTIFIER:
-        p += 8
-    if sample_type & 1:         # IP
-        p += 8
-    pid, tid = struct.unpack_from('<II', data, p)
-    return tid, struct.unpack_from('<Q', data, p + 8)[0]
+    v, _ = pd.sample_fields(record_at[off], sample_type)
+    return v['tid'], v['time']
 
 
 # what inject-deferred.py wrote
