@@ -62,6 +62,15 @@ adds a HEADER_FEATURE record with feature id N, --raw-type (>= 64) a bare
 record.  Prints
 one line per added record ("added type=22 offset=0x... cookie=0x... nr=N
 ips=a,b,c") so tests can check the tools' output against it.
+
+Why defer mode beside 'perf stitch --emulate', which makes the same kind
+of file: the emulator and the stitcher are C code of this project on one
+library (its kernel model and its engine); a stitching test fed only by
+the emulator would share their mistakes.  This producer is independent of
+both, written from the ABI alone, and says per kernel entry what it did
+(--print-groups), so test-stitch, test-python and test-stitch-stats judge
+the stitcher against it; test-emulate judges the emulator against
+perf record's own in-place callchains.
 """
 
 import argparse
