@@ -32,8 +32,8 @@ sed -e '/^[[:space:]]*#/d' "$@" | tr '\n' ' ' | tr ';{' '\n\n' |
 	sed -e 's/(.*//' | awk 'NF { print $NF }' | sed -e 's/^\**//' |
 	sort -u >"$tmp/headers"
 
-# The map: names in global: up to local:.
-awk '/global:/ { g = 1; next } /local:/ { g = 0 } g' "$map" |
+# The map: names in global: up to local: or the end of the version node.
+awk '/global:/ { g = 1; next } /local:/ || /^}/ { g = 0 } g' "$map" |
 	tr -d ' \t;' | sed -e '/^$/d' | sort -u >"$tmp/map"
 
 # Defined dynamic symbols, version suffix stripped; the version node itself

@@ -9,11 +9,14 @@
  *   record once seen. Slots live in a hash keyed by (tid, cookie), so every
  *   input costs expected O(1): no input ever walks the pending samples of
  *   other entries.
- * - Time only moves through the watermark, the largest time fed so far.
- *   The input may be out of order by up to opts.window; every decision
- *   that depends on something not arriving waits until the watermark has
- *   moved a window past the evidence. Such checks sit in one deadline
- *   queue. Deadlines are always "watermark + window", which never
+ * - Time only moves through the horizon: the time before which every
+ *   input has arrived. In time order it is the largest time fed so far
+ *   (the watermark); otherwise the input may be out of order by up to
+ *   opts.window, and by no more than the caller's rounds say
+ *   (unwind_stitcher__horizon()). Every decision that depends on
+ *   something not arriving waits until the horizon has passed the
+ *   evidence. Such checks sit in one deadline queue. Deadlines are the
+ *   watermark when set (plus the window in time order), which never
  *   decreases, so the queue is a FIFO and needs no heap.
  * - A task keeps the exec and exit boundaries seen for its tid, so that a
  *   reused tid or a repeated cookie never joins two incarnations.
@@ -147,6 +150,9 @@ struct unwind_stitcher {
 	struct uc_list	ages;
 	struct uc_list	output;
 	uint64_t	watermark;
+	/* From unwind_stitcher__horizon(): nothing older is still to come. */
+	uint64_t	round_horizon;
+	bool		has_round_horizon;
 	/* Times of lost notices, sorted: rare, so kept whole. */
 	uint64_t	*lost_times;
 	size_t		nr_lost;
@@ -496,11 +502,33 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/*
+ * The time before which every input has arrived: the watermark in time
+ * order; else a window before it, and no later than the caller's rounds
+ * allow.
+ */
+static uint64_t horizon(const struct unwind_stitcher *st)
+{
+	uint64_t h;
+
+	if (st->opts.sorted)
+		return st->watermark;
+	h = st->watermark > st->opts.window ? st->watermark - st->opts.window : 0;
+	if (st->has_round_horizon && st->round_horizon < h)
+		h = st->round_horizon;
+	return h;
+}
+
+/*
+ * A check once everything fed so far is settled, and in time order a
+ * window more, for late samples and copies (unsorted input gets that from
+ * its second check).
+ */
 static void schedule(struct unwind_stitcher *st, struct deadline *d)
 {
 	if (uc_list_linked(&d->node))
 		uc_list_del(&d->node);
-	d->when = sat_add(st->watermark, st->opts.window);
+	d->when = st->opts.sorted ? sat_add(st->watermark, st->opts.window) : st->watermark;
 	uc_list_add_tail(&d->node, &st->deadlines);
 }
 
@@ -559,14 +587,25 @@ static bool task_exit_at_or_after(const struct task *t, uint64_t time, uint64_t 
 	return found;
 }
 
-/* Same incarnation: same pid, no exit of the tid between the two times. */
-static bool same_incarnation(const struct task *t, uint32_t pid_a, uint64_t time_a,
-			     uint32_t pid_b, uint64_t time_b)
+/*
+ * Same incarnation: same pid, no exit of the tid between the two times.
+ * An exit less than a window before the later time does not count: the
+ * kernel writes the record of an exiting task's last entry to CPU-wide
+ * events after its PERF_RECORD_EXIT (seen 12us after on 7.2), and a new
+ * task reusing the tid that soon would also need the same cookie, which
+ * takes a wrap of a per-CPU 32-bit counter.
+ */
+static bool same_incarnation(const struct unwind_stitcher *st, const struct task *t,
+			     uint32_t pid_a, uint64_t time_a, uint32_t pid_b, uint64_t time_b)
 {
 	uint64_t lo = time_a < time_b ? time_a : time_b;
 	uint64_t hi = time_a < time_b ? time_b : time_a;
 
-	return pid_a == pid_b && !task_boundary_between(t, lo, hi, true);
+	if (pid_a != pid_b)
+		return false;
+	if (hi - lo <= st->opts.window)
+		return true;
+	return !task_boundary_between(t, lo, hi - st->opts.window, true);
 }
 
 /* ---- slots ---- */
@@ -639,7 +678,7 @@ static void slot_settle(struct unwind_stitcher *st, struct slot *sl, struct samp
 {
 	struct record *rec = sl->record;
 
-	if (!same_incarnation(sl->task, s->pid, s->time, rec->pid, rec->time))
+	if (!same_incarnation(st, sl->task, s->pid, s->time, rec->pid, rec->time))
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_TASK_EXITED, NULL);
 	else if (s->time <= rec->time &&
 		 task_boundary_between(sl->task, s->time, rec->time, false))
@@ -665,10 +704,13 @@ static void slot_settle_all(struct unwind_stitcher *st, struct slot *sl)
 }
 
 /*
- * The slot of (tid, cookie) an item of @pid at @time belongs to. With a
- * record in the slot the item must lie within a window of the record:
- * anything farther is a repeat of the cookie after its counter wrapped. A
- * record likewise never joins samples taken more than a window after it.
+ * The slot of (tid, cookie) an item of @pid at @time belongs to. A sample
+ * taken after the record must lie within a window of it (a late sample:
+ * taken after the entry's unwind ran, on its way out); anything later is
+ * a repeat of the cookie after its counter wrapped. A record likewise never
+ * joins samples taken more than a window after it. Samples before their
+ * record are not bounded: a task blocked in the kernel gets its record
+ * when it returns, seconds later.
  */
 static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64_t cookie,
 			      uint32_t pid, uint64_t time, bool is_record)
@@ -685,15 +727,15 @@ static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64
 		if (sl->record) {
 			uint64_t rt = sl->record->time;
 
-			if (sat_add(time, w) < rt || time > sat_add(rt, w))
+			if (time > sat_add(rt, w))
 				continue;
-			if (same_incarnation(t, pid, time, sl->record->pid, rt))
+			if (same_incarnation(st, t, pid, time, sl->record->pid, rt))
 				return sl;
 			continue;
 		}
 		if (is_record && sl->first_time > sat_add(time, w))
 			continue;
-		if (same_incarnation(t, pid, time, sl->pid, sl->first_time))
+		if (same_incarnation(st, t, pid, time, sl->pid, sl->first_time))
 			return sl;
 	}
 	return NULL;
@@ -769,6 +811,12 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 		return;
 	}
 	if (sl->has_evidence) {
+		/* the record of a last entry may follow the exit by a little */
+		if (sl->evidence_reason == UNWIND_ORPHAN_TASK_EXITED &&
+		    horizon(st) <= sat_add(sl->evidence_time, st->opts.window)) {
+			schedule(st, &sl->check);
+			return;
+		}
 		slot_orphan_all(st, sl, exit_reason(st, sl, sl->evidence_reason,
 						    sl->evidence_time));
 		slot_free(st, sl);
@@ -808,7 +856,7 @@ static void expire(struct unwind_stitcher *st)
 	while (!uc_list_empty(&st->deadlines)) {
 		struct deadline *d = uc_container_of(st->deadlines.next, struct deadline, node);
 
-		if (st->watermark <= d->when)
+		if (horizon(st) <= d->when)
 			break;
 		uc_list_del(&d->node);
 		if (d->kind == DEADLINE_SLOT) {
@@ -1163,6 +1211,17 @@ int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu, uint64_t tim
 		st->lost_times[i] = st->lost_times[i - 1];
 	st->lost_times[i] = time;
 	st->nr_lost++;
+	return settle(st, 0);
+}
+
+int unwind_stitcher__horizon(struct unwind_stitcher *st, uint64_t time)
+{
+	if (!st)
+		return -EINVAL;
+	if (!st->has_round_horizon || time > st->round_horizon) {
+		st->round_horizon = time;
+		st->has_round_horizon = true;
+	}
 	return settle(st, 0);
 }
 

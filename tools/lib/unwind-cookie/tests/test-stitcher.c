@@ -483,9 +483,135 @@ START_TEST(test_task_exit)
 	tick(st, 1101);
 	ck_assert_ptr_null(find(1));
 	tick(st, 1202);
+	/* a record may still follow the exit: a window after it is conclusive */
+	ck_assert_ptr_null(find(1));
+	tick(st, 1303);
 	assert_orphan(find(1), UNWIND_ORPHAN_TASK_EXITED);
 	assert_stitched(find(2), U2, 2);
 	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_TASK_EXITED], 1);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/*
+ * Seen on 7.2 system-wide: the record of an exiting task's last entry
+ * comes after its PERF_RECORD_EXIT. Within a window of the exit it joins;
+ * a record that far after the exit belongs to nothing this task sampled.
+ */
+START_TEST(test_record_after_exit)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 10, 12, 1000, C2);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1050), 0);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 12, 1050), 0);
+	record(st, 10, 11, 5, 1051, C1, U1, 3);
+	tick(st, 1120);
+	record(st, 10, 12, 5, 1050 + W + 1, C2, U2, 2);
+	tick(st, 1500);
+	assert_stitched(find(1), U1, 3);
+	assert_orphan(find(2), UNWIND_ORPHAN_TASK_EXITED);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 1);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* The same in time order, where the exit's evidence is settled soonest. */
+START_TEST(test_record_after_exit_sorted)
+{
+	struct unwind_stitcher_opts opts = {
+		.sz = sizeof(opts), .deliver = collect, .order = UNWIND_STITCHER_ORDER_INPUT,
+		.window = W, .layout = UNWIND_COOKIE_LAYOUT_MERGED_LE, .sorted = true,
+	};
+	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+
+	ck_assert_ptr_nonnull(st);
+	nr_outs = 0;
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1050), 0);
+	tick(st, 1050);
+	record(st, 10, 11, 5, 1050, C1, U1, 3);
+	assert_stitched(find(1), U1, 3);
+	unwind_stitcher__finish(st);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/*
+ * File order with long rounds: the record came a round before its late
+ * sample, and the other CPUs' buffers moved the watermark far past the
+ * window meanwhile. The rounds say the sample may still come
+ * (unwind_stitcher__horizon()); without them the record is gone.
+ */
+static void long_round(bool rounds)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+	uint64_t t;
+
+	if (rounds)
+		ck_assert_int_eq(unwind_stitcher__horizon(st, 900), 0);
+	record(st, 10, 11, 5, 1000, C1, U1, 3);
+	record(st, 10, 11, 5, 1500, C2, U2, 2);		/* the next entry */
+	for (t = 1000; t <= 1000 + 10 * W; t += 50)
+		tick(st, t);
+	sample(st, 1, 10, 11, 1004, C1);		/* late, a round later */
+	if (rounds)
+		ck_assert_int_eq(unwind_stitcher__horizon(st, 1000 + 10 * W), 0);
+	tick(st, 1000 + 20 * W);
+	unwind_stitcher__finish(st);
+	if (rounds)
+		assert_stitched(find(1), U1, 3);
+	else
+		ck_assert_int_eq(find(1)->status, UNWIND_STITCH_ORPHAN);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+
+START_TEST(test_horizon_long_round)
+{
+	long_round(true);
+	long_round(false);
+}
+END_TEST
+
+/* A horizon only ever moves forward, and is refused without a stitcher. */
+START_TEST(test_horizon_monotonic)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	ck_assert_int_eq(unwind_stitcher__horizon(NULL, 1), -EINVAL);
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__horizon(st, 1000), 0);
+	ck_assert_int_eq(unwind_stitcher__horizon(st, 10), 0);	/* ignored */
+	record(st, 10, 11, 5, 1200, C2, U2, 2);		/* the task moved on */
+	tick(st, 2000);
+	ck_assert_ptr_null(find(1));		/* horizon 1000: not yet decided */
+	ck_assert_int_eq(unwind_stitcher__horizon(st, 1900), 0);
+	ck_assert_ptr_null(find(1));		/* evidence noted at 2000 */
+	tick(st, 2200);
+	ck_assert_int_eq(unwind_stitcher__horizon(st, 2150), 0);
+	assert_orphan(find(1), UNWIND_ORPHAN_RECORD_LOST);
+	unwind_stitcher__finish(st);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A task blocked in the kernel: its sample's record comes many windows later. */
+START_TEST(test_blocked_record_first)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	/* in file order the record's buffer came first: 30 windows apart */
+	record(st, 10, 11, 3, 1000 + 30 * W, C1, U1, 3);
+	sample(st, 1, 10, 11, 1000, C1);
+	unwind_stitcher__finish(st);
+	assert_stitched(find(1), U1, 3);
+	ck_assert_int_eq(stats_of(st).latency.max, 30 * W);
 	unwind_stitcher__delete(st);
 }
 END_TEST
@@ -928,6 +1054,11 @@ int main(void)
 	tcase_add_test(tc, test_lost_notice);
 	tcase_add_test(tc, test_lost_notice_late_sample);
 	tcase_add_test(tc, test_task_exit);
+	tcase_add_test(tc, test_record_after_exit);
+	tcase_add_test(tc, test_record_after_exit_sorted);
+	tcase_add_test(tc, test_horizon_long_round);
+	tcase_add_test(tc, test_horizon_monotonic);
+	tcase_add_test(tc, test_blocked_record_first);
 	tcase_add_test(tc, test_stream_ended);
 	tcase_add_test(tc, test_memory_cap);
 	tcase_add_test(tc, test_tid_reuse);

@@ -217,6 +217,19 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__add_passthrough(struct unwind_stitcher
 							  uint64_t time, void *payload,
 							  size_t payload_bytes);
 
+/*
+ * Every input still to come has a time at or after @time: for input out
+ * of time order whose disorder has known bounds, such as perf.data read in
+ * file order, where everything written before the last but one
+ * PERF_RECORD_FINISHED_ROUND is older than anything after the last one.
+ * Until the horizon passes an item's time, nothing that depends on an
+ * older input not arriving is decided, however far past the window the
+ * watermark has moved: with long rounds the disorder can exceed the
+ * window. Without calls, the window alone bounds the disorder. Ignored
+ * with opts.sorted.
+ */
+LIBUNWIND_COOKIE_API int unwind_stitcher__horizon(struct unwind_stitcher *st, uint64_t time);
+
 /* Records written on @cpu up to @time may have been lost (PERF_RECORD_LOST). */
 LIBUNWIND_COOKIE_API int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu,
 					       uint64_t time);
