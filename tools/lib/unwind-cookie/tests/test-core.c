@@ -25,7 +25,7 @@ START_TEST(test_version)
 {
 	ck_assert_str_eq(libunwind_cookie_version(), "0.2");
 	ck_assert_int_eq(LIBUNWIND_COOKIE_MAJOR_VERSION, 0);
-	ck_assert_int_eq(LIBUNWIND_COOKIE_MINOR_VERSION, 1);
+	ck_assert_int_eq(LIBUNWIND_COOKIE_MINOR_VERSION, 2);
 }
 END_TEST
 
