@@ -777,18 +777,21 @@ int unwind_kmodel__task_exit(struct unwind_kmodel *km, uint32_t tid, uint64_t ti
 	t->exiting = true;	/* PF_EXITING: no more requests */
 	t->in_kernel = true;	/* do_exit() runs in the kernel */
 
-	/* unwind_deferred_task_exit(): the callbacks run while the mm is there. */
-	err = run_task_work(km, t, time, records_reach_listener);
+	err2 = log_reserve(km, 1);
+	if (err2)
+		return err2;
+	log_append(km, UNWIND_KMODEL_EXIT, t, time);
+	/*
+	 * unwind_deferred_task_exit(): the callbacks run while the mm is
+	 * there, but what they write reaches a CPU-wide event after the
+	 * task's PERF_RECORD_EXIT (seen on 7.2: 12us after).
+	 */
+	err = run_task_work(km, t, time + 1, records_reach_listener);
 	/* Without a record, the waiting samples' truth stays unknown. */
 	task_reset_entry(t);
 	free(t->stack);
 	t->stack = NULL;
 	t->nr_stack = 0;
-
-	err2 = log_reserve(km, 1);
-	if (err2)
-		return err2;
-	log_append(km, UNWIND_KMODEL_EXIT, t, time);
 	return err;
 }
 

@@ -140,9 +140,10 @@ LIBUNWIND_COOKIE_API int unwind_kmodel__task_return(struct unwind_kmodel *km, ui
 LIBUNWIND_COOKIE_API int unwind_kmodel__task_exec(struct unwind_kmodel *km, uint32_t tid,
 						  uint64_t time, const uint64_t *ips, size_t nr);
 /*
- * do_exit(): pending callbacks run first (records written if
- * @records_reach_listener, the CPU-wide case), then PERF_RECORD_EXIT at
- * @time. The tid may then be reused by unwind_kmodel__task_new().
+ * do_exit(): PERF_RECORD_EXIT at @time, then the pending callbacks, whose
+ * records (written if @records_reach_listener, the CPU-wide case) come
+ * after it at @time + 1, as 7.2 writes them. The tid may then be reused
+ * by unwind_kmodel__task_new().
  */
 LIBUNWIND_COOKIE_API int unwind_kmodel__task_exit(struct unwind_kmodel *km, uint32_t tid,
 						  uint64_t time, bool records_reach_listener);
