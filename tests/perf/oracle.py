@@ -132,12 +132,14 @@ class Recording:
 
     def sample_type(self, rec, is_sample):
         """The sample_type of the event that wrote rec."""
-        if len(self.types) <= 1:
+        if len(set(self.types.values())) <= 1:
             return self.default_type
         if is_sample:
             ident = struct.unpack_from('<Q', rec, 8)[0]
         else:
             ident = struct.unpack_from('<Q', rec, len(rec) - 8)[0]
+        if ident == 0:          # perf's own synthesized records: the first event's
+            return self.default_type
         if ident not in self.types:
             raise Fail('%s: record of unknown id %d' % (self.path, ident))
         return self.types[ident]
@@ -163,26 +165,27 @@ class Sample:
 
 
 class Maps:
-    """A process's user mappings as perf keeps them: a later mapping over
-    an address wins; a child starts with its parent's (PERF_RECORD_FORK)."""
+    """A process's user mappings as perf keeps them, in time order (perf
+    reads in time order, the file is not): at a given time the latest
+    mapping over an address wins; a child starts with its parent's
+    (PERF_RECORD_FORK)."""
 
-    def __init__(self, parent=None):
-        self.maps = list(parent.maps) if parent else []
+    def __init__(self, parent=None, time=0):
+        self.maps = [m for m in parent.maps if m[0] <= time] if parent else []
 
-    def add(self, start, length, pgoff):
-        self.maps.append((start, start + length, pgoff))
-
-    def snapshot(self):
-        return tuple(self.maps)
+    def add(self, time, start, length, pgoff):
+        self.maps.append((time, start, start + length, pgoff))
 
 
-def map_ip(maps, ip):
+def map_ip(sample, ip):
     """What perf script prints for a user address: its offset in the file
-    of the mapping holding it (map->map_ip()), else the address."""
-    for start, end, pgoff in reversed(maps):
-        if start <= ip < end:
-            return ip - start + pgoff
-    return ip
+    of the mapping holding it when the sample was taken (map->map_ip()),
+    else the address."""
+    best = None
+    for time, start, end, pgoff in sample.maps.maps if sample.maps else ():
+        if start <= ip < end and time <= sample.time and (best is None or time >= best[0]):
+            best = (time, start, pgoff)
+    return ip - best[1] + best[2] if best else ip
 
 
 def parse_samples(rec_file, with_maps=False):
@@ -196,11 +199,12 @@ def parse_samples(rec_file, with_maps=False):
         if with_maps and typ in (pd.MMAP, pd.MMAP2):
             pid = struct.unpack_from('<I', rec, 8)[0]
             start, length, pgoff = struct.unpack_from('<QQQ', rec, 16)
-            procs.setdefault(pid, Maps()).add(start, length, pgoff)
+            time = pd.parse_sample_id(rec, rec_file.sample_type(rec, False)).get('time', 0)
+            procs.setdefault(pid, Maps()).add(time, start, length, pgoff)
         elif with_maps and typ == pd.FORK:
             pid, ppid = struct.unpack_from('<II', rec, 8)
             if pid != ppid:
-                procs[pid] = Maps(procs.get(ppid))
+                procs[pid] = Maps(procs.get(ppid), struct.unpack_from('<Q', rec, 24)[0])
         if typ == pd.SAMPLE:
             st = rec_file.sample_type(rec, True)
             v, off = pd.sample_fields(rec, st)
@@ -212,7 +216,7 @@ def parse_samples(rec_file, with_maps=False):
             s.tid, s.time, s.cpu = v.get('tid'), v.get('time'), v.get('cpu')
             s.offset = offset
             s.chain = chain
-            s.maps = procs[v['pid']].snapshot() if with_maps and v.get('pid') in procs else ()
+            s.maps = procs.setdefault(v['pid'], Maps()) if with_maps else None
             s.kernel, s.cookie = split_chain(chain)
             s.key = (v.get('identifier', v.get('id')), s.tid, s.cpu, s.time,
                      tuple(s.kernel) if s.cookie is not None else None)
@@ -438,7 +442,7 @@ def kernel_ips(s):
 def script_text(s):
     k = ' '.join('%x' % ip for ip in kernel_ips(s))
     if s.verdict == 'stitched':
-        return 'stitched ' + k + ' | ' + ' '.join('%x' % map_ip(s.maps, ip) for ip in s.user)
+        return 'stitched ' + k + ' | ' + ' '.join('%x' % map_ip(s, ip) for ip in s.user)
     return 'orphan %s;%s' % (s.verdict, k)
 
 
