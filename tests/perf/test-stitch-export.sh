@@ -9,9 +9,13 @@
 # emulated into the deferred format with dropped records, and (b) a
 # written file with the edge cases (export-check.py gen: comm with spaces,
 # orphans of three reasons, addresses without symbol or map, kernel-only
-# and user-mode samples, a second event).  The counts must add up to the
-# samples perf script prints, the orphans' pseudo-frames to the orphans
-# the emulation's truth (or the written file) expects.
+# and user-mode samples, a second event), and (c) fixed-period recordings
+# (perf record -c, two events with period= terms of their own, and
+# frequency mode with --no-period: no PERF_SAMPLE_PERIOD, perf script
+# prints the attr's period), emulated too, for folded, speedscope and
+# pprof.  The counts must add up to the samples perf script prints, the
+# orphans' pseudo-frames to the orphans the emulation's truth (or the
+# written file) expects.
 # Speedscope: valid against the schema of the speedscope npm package (ajv,
 # tests/perf/speedscope-check.js, node_modules/ from make node-deps: this
 # suite fails without them), and each thread's samples, in order, show the
@@ -277,6 +281,101 @@ check "(b) speedscope: cpu-clock periods in ns, endValue = their sum" has b-sp.j
 "$PERF" stitch -F speedscope --count=samples -i edge.data -o b-spn.json --event cpu-clock $KS 2> /dev/null
 check "(b) speedscope --count=samples: unit none, endValue = samples" has b-spn.json \
 	'"name":"V8 WorkerThread 1000","unit":"none","startValue":0,"endValue":5,'
+
+# ------------------------------------------------------------ (c) fixed periods
+# perf record -c N, or an event's period=N term: the samples carry no
+# PERF_SAMPLE_PERIOD, perf script prints the attr's sample_period as their
+# period (evsel__parse_sample()) and stackcollapse-perf.pl weighs them by
+# it, each event by its own.  In frequency mode with --no-period perf
+# script prints the attr's sample_freq (the union's other member): the
+# script weighs by that too, but it counts no nanoseconds.
+# record_deferred OUT PERF-RECORD-OPTIONS...: ./workload recorded with
+# SYS_PERF, then made deferred by perf stitch --emulate (a dropped record
+# now and then: orphans weigh their period too)
+record_deferred() {
+	local out=$1
+
+	shift
+	if ! "$SYS_PERF" record -q -g "$@" -o "$out.fp" -- ./workload 150 \
+			> "$out.record.log" 2>&1; then
+		cat "$out.record.log"
+		abort "perf record $* ($SYS_PERF)"
+	fi
+	"$PERF" stitch --emulate --drop 0.1 --seed 5 -i "$out.fp" -o "$out" > /dev/null 2> "$out.emu.err"
+	check "$out: perf stitch --emulate of perf record $*: exit 0" eq "$?" 0
+	"$PERF" evlist -v -i "$out" > "$out.evlist" 2> /dev/null
+	"$PERF" script -i "$out" -F comm,tid,time,period,event > "$out.script" 2> /dev/null
+}
+
+record_deferred fixed.data -e cpu-clock -c 250000
+check "(c) -c 250000: no PERF_SAMPLE_PERIOD, the attr's fixed period 250000" has fixed.data.evlist \
+	'^cpu-clock: .*\{ sample_period, sample_freq \}: 250000, sample_type: IP\|TID\|TIME\|CALLCHAIN,'
+check "(c) -c 250000: not in frequency mode" hasnt fixed.data.evlist 'freq: 1'
+nfix=$(nsamples fixed.data.script cpu-clock)
+check "(c) -c 250000: cpu-clock samples ($nfix)" gt "$nfix" 100
+check "(c) -c 250000: perf script prints the period 250000 for each" \
+	eq "$(periods fixed.data.script cpu-clock)" "$((nfix * 250000))"
+compare c fixed.data "" ""
+check "(c) -c 250000: weights add up to 250000 a sample" eq "$(sum c.folded)" "$((nfix * 250000))"
+check "(c) -c 250000: summary, total weight the periods" has c.err \
+	"^perf stitch: $nfix cpu-clock samples exported .*, total weight $((nfix * 250000)) \\(periods\\)"
+wlost=$(lost c.folded)
+check "(c) -c 250000: some orphans ($wlost), weighed 250000 each too" \
+	eval "[ $wlost -gt 0 ] && [ $((wlost % 250000)) -eq 0 ]"
+compare c-n fixed.data "--count-samples" "--count=samples"
+speedscope c-sp fixed.data cpu-clock
+check "(c) -c 250000: speedscope in nanoseconds" has c-sp.json '"unit":"nanoseconds"'
+check "(c) -c 250000: speedscope, none weighs 1" hasnt c-sp.stacks $'\t1\t'
+pprof c-pp fixed.data ""
+check "(c) -c 250000: pprof -traces = stackcollapse-perf.py's weights" same c-pp.1.traces c.expected
+check "(c) -c 250000: pprof periods as cpu/nanoseconds (default)" \
+	eval "'$PPROF' -raw c-pp.pb.gz 2> /dev/null | grep -q '^samples/count cpu/nanoseconds\\[dflt\\]$'"
+"$PERF" data convert --to-folded c-dc.folded -i fixed.data > /dev/null 2>&1
+check "(c) -c 250000: perf data convert --to-folded = stackcollapse-perf.py" same c-dc.folded c.expected
+for fmt in speedscope pprof; do
+	"$PERF" data convert --to-$fmt c-dc.$fmt -i fixed.data > /dev/null 2>&1
+	"$PERF" stitch -F $fmt -i fixed.data -o c-st.$fmt 2> /dev/null
+	check "(c) -c 250000: perf data convert --to-$fmt: the bytes of perf stitch -F $fmt" \
+		cmp -s c-dc.$fmt c-st.$fmt
+done
+
+# two events, two fixed periods: each sample weighs its own event's
+C1=cpu-clock/period=250000/
+C2=task-clock/period=100000/
+record_deferred two.data -e $C1 -e $C2
+check "(c) two periods: neither samples its period" eval \
+	"[ \$(grep -c 'sample_type: IP|TID|TIME|CALLCHAIN|ID,' two.data.evlist) = 2 ]"
+n1=$(nsamples two.data.script "$C1")
+n2=$(nsamples two.data.script "$C2")
+check "(c) two periods: samples of both ($n1, $n2)" eval "[ $n1 -gt 50 ] && [ $n2 -gt 50 ]"
+compare c2 two.data "" ""
+compare c2-1 two.data "--event-filter $C1" "--event $C1"
+compare c2-2 two.data "--event-filter $C2" "--event $C2"
+check "(c) two periods: $C1 weighs 250000 a sample" eq "$(sum c2-1.folded)" "$((n1 * 250000))"
+check "(c) two periods: $C2 weighs 100000 a sample" eq "$(sum c2-2.folded)" "$((n2 * 100000))"
+speedscope c2-sp1 two.data "$C1"
+speedscope c2-sp2 two.data "$C2"
+pprof c2-pp two.data "--event $C1"
+check "(c) two periods: pprof -traces = stackcollapse-perf.py's weights" same c2-pp.1.traces c2-1.expected
+
+# frequency mode without the period: perf script prints the frequency
+record_deferred noperiod.data -e cpu-clock -F 1000 --no-period
+check "(c) -F 1000 --no-period: no PERF_SAMPLE_PERIOD, frequency mode" eval \
+	"has noperiod.data.evlist 'sample_freq \\}: 1000, sample_type: IP\\|TID\\|TIME\\|CALLCHAIN,' &&
+	 has noperiod.data.evlist 'freq: 1'"
+n3=$(nsamples noperiod.data.script cpu-clock)
+check "(c) -F 1000 --no-period: perf script prints 1000 for each of $n3 samples" \
+	eq "$(periods noperiod.data.script cpu-clock)" "$((n3 * 1000))"
+compare c3 noperiod.data "" ""
+check "(c) -F 1000 --no-period: weights add up to 1000 a sample" eq "$(sum c3.folded)" "$((n3 * 1000))"
+speedscope c3-sp noperiod.data cpu-clock
+check "(c) -F 1000 --no-period: speedscope, a frequency is no nanoseconds" \
+	eval "has c3-sp.json '\"unit\":\"none\"' && hasnt c3-sp.json '\"unit\":\"nanoseconds\"'"
+pprof c3-pp noperiod.data ""
+check "(c) -F 1000 --no-period: pprof -traces = stackcollapse-perf.py's weights" \
+	same c3-pp.1.traces c3.expected
+check "(c) -F 1000 --no-period: pprof periods as events/count" \
+	eval "'$PPROF' -raw c3-pp.pb.gz 2> /dev/null | grep -q '^samples/count events/count\\[dflt\\]$'"
 
 # ------------------------------------------------------------ errors
 "$PERF" stitch -F flat -i emu.data -o bad.out > /dev/null 2> err1
