@@ -8,7 +8,8 @@ Cross-checks the expectations scenarios.py wrote (read from
 Documentation/stitching.md) against the engine itself, through ctypes:
 every sample, record, exit, exec and lost notice of the scenario is fed in
 time order (what perf does behind ordered_events) or in file order (raw
-perf.data order), then finish().  Prints one line per sample that came out
+perf.data order; at each FINISHED_ROUND the horizon perf passes: the
+newest time fed before the previous round), then finish().  Prints one line per sample that came out
 otherwise than expected; exit status 1 if any did.  When a perf check of
 test-scenarios.sh fails but this one passes, the bug is in perf's use of
 the engine, not in the engine.
@@ -94,9 +95,18 @@ def run(lib, d, order):
             items.append((r['time'], r['seq'], 'record', 0, r))
     for e in d['task_events']:
         items.append((e['time'], e['seq'], e['kind'], 0, e))
+    if order == 'file':
+        items += [(0, seq, 'round', 0, None) for seq in d.get('rounds', [])]
     items.sort(key=lambda x: (x[0], x[1]) if order == 'time' else x[1])
     keep = []
-    for _t, _seq, kind, i, x in items:
+    clock = round_clock = 0
+    for t, _seq, kind, i, x in items:
+        if kind == 'round':
+            err = lib.unwind_stitcher__horizon(st, u64(round_clock))
+            assert err == 0, 'horizon: %d' % err
+            round_clock = clock
+            continue
+        clock = max(clock, t)
         if kind == 'sample':
             k = arr([ip for ip, _ in x['kernel']])
             keep.append(k)
@@ -128,14 +138,15 @@ def main():
     lib = C.CDLL(sys.argv[1])
     lib.unwind_stitcher__new.restype = vp
     lib.unwind_stitcher__new.argtypes = [C.POINTER(Opts)]
-    for f in ('add_sample', 'add_record', 'task_exit', 'task_exec', 'lost', 'finish',
-              'delete'):
+    for f in ('add_sample', 'add_record', 'task_exit', 'task_exec', 'lost', 'horizon',
+              'finish', 'delete'):
         getattr(lib, 'unwind_stitcher__' + f).argtypes = None
     lib.unwind_stitcher__add_sample.argtypes = [vp, C.POINTER(Sample)]
     lib.unwind_stitcher__add_record.argtypes = [vp, C.POINTER(Record)]
     lib.unwind_stitcher__task_exit.argtypes = [vp, u32, u32, u64]
     lib.unwind_stitcher__task_exec.argtypes = [vp, u32, u32, u64]
     lib.unwind_stitcher__lost.argtypes = [vp, u32, u64]
+    lib.unwind_stitcher__horizon.argtypes = [vp, u64]
     lib.unwind_stitcher__finish.argtypes = [vp]
     lib.unwind_stitcher__delete.argtypes = [vp]
     lib.unwind_orphan_reason__name.restype = C.c_char_p

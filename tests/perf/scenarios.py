@@ -186,6 +186,7 @@ class Scenario:
         self.records = []
         self.lost_records = 0
         self.task_events = []   # exit, exec, lost: what the stitcher is told
+        self.rounds = []        # seq of each FINISHED_ROUND: perf's horizon in file order
         self.main = Task(1000, 1000, 'workload')
         self.worker = Task(1000, 1001, 'workload')
         self.worker2 = Task(1000, 1002, 'workload')
@@ -250,6 +251,7 @@ class Scenario:
         self.op(lambda w, r: w.lost(w.attrs[0], count, self.t(us), cpu))
 
     def round(self):
+        self.rounds.append(len(self.ops))
         self.op(lambda w, r: w.finished_round())
 
     # -------- samples and deferred records
@@ -446,6 +448,7 @@ class Scenario:
         return dict(
             name=self.name, doc=self.doc,
             samples=self.samples, records=self.records, task_events=self.task_events,
+            rounds=self.rounds,
             counts=dict(SAMPLE=len(self.samples),
                         CALLCHAIN_DEFERRED=sum(1 for r in self.records
                                                if r['malformed'] != 'eof'),
@@ -580,6 +583,45 @@ def task_exit(s):
 
 
 @scenario
+def record_after_exit(s):
+    """Seen on 7.2 system-wide: 1001 is sampled in exit_group and its
+    record, written for the CPU-wide event, comes 12us after its
+    PERF_RECORD_EXIT: stitched.  1002 exits with a sample pending and no
+    record (what a per-task event gets): task exited."""
+    s.setup()
+    s.sample(s.worker, 100, 1, K_EXIT, U_WORKER, Cookie(1, 1))
+    s.exit(s.worker, 150, 1)
+    s.record(s.worker, 162, 1, Cookie(1, 1), U_WORKER)
+    s.sample(s.worker2, 200, 0, K_EXIT, U_WORKER, Cookie(0, 1), expect='orphan:task exited')
+    s.exit(s.worker2, 240, 0)
+    s.sample(s.main, 300, 0, K_SYSCALL, U_LEAF, Cookie(0, 3))
+    s.record(s.main, 310, 0, Cookie(0, 3), U_LEAF)
+
+
+@scenario
+def late_sample_long_round(s):
+    """File order with a long round: 1000's record (CPU 0, 140us) is read
+    in a round where CPU 1's buffer covers 3 s of 1001's kernel entries,
+    and its late sample (CPU 2, 143us, taken after the unwind ran) comes a
+    round later, 60 records after it.  perf's rounds allow that however
+    long the round (nothing after a round is older than what came before
+    the previous one); a window of 1 s alone would have dropped the record
+    before the sample came."""
+    s.setup()
+    s.round()
+    c = Cookie(0, 1)
+    s.sample(s.main, 100, 0, K_SYSCALL, U_LEAF, c)
+    s.record(s.main, 140, 0, c, U_LEAF)
+    for i in range(30):
+        ci = Cookie(1, 2 * i + 1)
+        s.sample(s.worker, 200 + 100000 * i, 1, K_SYSCALL, U_WORKER, ci)
+        s.record(s.worker, 210 + 100000 * i, 1, ci, U_WORKER)
+    s.round()
+    s.sample(s.main, 143, 2, K_RETURN, U_LEAF, c)
+    s.round()
+
+
+@scenario
 def stream_end(s):
     """Recording stops while 1000 is blocked in read(): its record was never
     written -> stream ended.  1001 is complete."""
@@ -634,8 +676,10 @@ def empty_record(s):
 def tid_reuse(s):
     """Process 2000 exits with a sample pending; a new process gets pid and
     tid 2000 again and, after a cookie counter wrap, even the same cookie.
-    The exit separates the two incarnations: the old sample -> task exited,
-    the new one is stitched (and shown with the new comm)."""
+    A wrap takes 2^31 kernel entries on one CPU (minutes at the least): 2 s
+    here, beyond every window.  The exit separates the two incarnations:
+    the old sample -> task exited, the new one is stitched (and shown with
+    the new comm)."""
     s.setup(threads=())
     a = Task(2000, 2000, 'workload')
     s.fork(a, 50, 'workload')
@@ -643,9 +687,9 @@ def tid_reuse(s):
     s.sample(a, 100, 2, K_SYSCALL, U_LEAF, c, expect='orphan:task exited')
     s.exit(a, 150, 2)
     b = Task(2000, 2000, 'workload')
-    s.fork(b, 200, 'reuser')
-    s.sample(b, 300, 2, K_SYSCALL, U_MIDDLE, c)
-    s.record(b, 350, 2, c, U_MIDDLE)
+    s.fork(b, 2000200, 'reuser')
+    s.sample(b, 2000300, 2, K_SYSCALL, U_MIDDLE, c)
+    s.record(b, 2000350, 2, c, U_MIDDLE)
 
 
 @scenario
