@@ -12,14 +12,20 @@
 # offline (screenshot: flame graph colours over a large area, kernel blue
 # and user green both present; DOM: kernel and user frames in their
 # colours, no fill shared), and the folded and speedscope exports (present,
-# well-formed; their content is test-stitch-export's business).  Then a
-# recording with records dropped: the "[user stack lost: ...]" frames are
-# drawn red (patch 0030) and hold exactly the orphans.
+# well-formed; their content is test-stitch-export's business); the
+# speedscope app itself on the demo's profile (served on 127.0.0.1, in
+# headless Chromium: its tables, flame charts and screenshots hold the
+# file's frames and weights, the workload's user frames stitched to their
+# kernel frames), and on the same profile unstitched, where those checks
+# fail.  Then a recording with records dropped: the "[user stack lost:
+# ...]" frames are drawn red (patch 0030) and hold exactly the orphans.
 #
 # usage: tests/perf/test-demo.sh     (after make -f Makefile.perf-patch and
 #                                     make node-deps)
 #   Environment (tests/perf/lib.sh): PERF, PYTHON, KEEP, and
 #   CHROMIUM=...  browser (default: chromium)
+# KEEP=1 keeps, among the rest, app/profile-N.png: the speedscope app's
+# flame chart of each thread.
 # Needs root (or perf_event_paranoid <= 1) to record.  Output and exit
 # status: see lib.sh.
 
@@ -164,6 +170,80 @@ check "profile.speedscope.json written" test -s "$out/profile.speedscope.json"
 check "profile.speedscope.json: JSON" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' \
 	"$out/profile.speedscope.json"
 check "no temporary files left" eq "$(find "$out" -name '.tmp.*' | wc -l)" 0
+
+# ---------------------------------------------------------------- speedscope app
+# The speedscope app itself (npm speedscope's dist/release/index.html) in
+# headless Chromium, given the profile as #profileURL=: speedscope-app.js
+# serves both on 127.0.0.1 (the app fetch()es the profile, which file://
+# cannot) and reads what the app draws: every Sandwich table, the frames
+# under the mouse down the flame charts (the app's tooltips: a WebGL
+# canvas has no text), the callers and callees charts of the functions
+# that enter the kernel, screenshots.  speedscope-app-check.py compares
+# it all with the file: the stitched user frames, drawn over their kernel
+# frames, with the file's weights.
+speedscope_app() {	# PROFILE DIR: the app on PROFILE, app.json etc. in DIR
+	mkdir -p "$2"
+	# shellcheck disable=SC2086
+	CHROMIUM=$CHROMIUM SPEEDSCOPE_TIMEOUT=180 node "$here/speedscope-app.js" \
+		"$SPEEDSCOPE" "$1" "$2" $stitched > "$2.log" 2>&1
+}
+SPEEDSCOPE=$top/node_modules/speedscope/dist/release
+stitched="io_read_block io_write_block fault_touch_pages"
+if [ ! -e "$SPEEDSCOPE/index.html" ] || ! command -v node > /dev/null; then
+	skipped "speedscope app: node or $SPEEDSCOPE missing (make node-deps)"
+else
+	start=$SECONDS
+	speedscope_app "$out/profile.speedscope.json" app
+	rc=$?
+	check "speedscope app: opened the profile (status $rc, $((SECONDS - start)) s)" eq "$rc" 0
+	[ "$rc" -eq 0 ] || tail -5 app.log | sed 's/^/     /'
+	# shellcheck disable=SC2086
+	$PY "$here/speedscope-app-check.py" "$out/profile.speedscope.json" app/app.json \
+		--user $funcs --stitched $stitched > app.chk 2>&1
+	relay_checks "speedscope app" app.chk
+	grep -E '^# .*(heaviest stack|callees)' app.chk
+
+	# It fails on a profile without stitched user frames: the stacks
+	# of demo-io and demo-faults cut in two samples, user part and
+	# kernel part (what a viewer shows that does not stitch), those of
+	# demo-sleeper and demo-hopper without their user frames.  The app
+	# shows that file faithfully (its checks pass) but neither the
+	# stitching of the 3 functions nor the 4 user functions of those
+	# threads.
+	"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+frames = d["shared"]["frames"]
+kernel = lambda f: frames[f].get("file") == "[kernel.kallsyms]"
+for p in d["profiles"]:
+    names = {frames[f]["name"] for s in p["samples"] for f in s}
+    strip = any(n.startswith(("sleep_", "hop_")) for n in names)
+    cut = []
+    for s, w in zip(p["samples"], p["weights"]):
+        k = [f for f in s if kernel(f)]
+        parts = [k] if strip else [[f for f in s if not kernel(f)], k]
+        cut += [(part, w) for part in parts if part]
+    p["samples"], p["weights"] = [s for s, _ in cut], [w for _, w in cut]
+    p["endValue"] = sum(p["weights"])
+json.dump(d, open(sys.argv[2], "w"))' "$out/profile.speedscope.json" unstitched.speedscope.json
+	start=$SECONDS
+	speedscope_app unstitched.speedscope.json app-unstitched
+	rc=$?
+	check "speedscope app, unstitched: opened (status $rc, $((SECONDS - start)) s)" eq "$rc" 0
+	# shellcheck disable=SC2086
+	$PY "$here/speedscope-app-check.py" unstitched.speedscope.json app-unstitched/app.json \
+		--user $funcs --stitched $stitched > unstitched.chk 2>&1
+	grep ' -- ' unstitched.chk | sed 's/^/# unstitched: /'
+	check "speedscope app, unstitched: the 3 stitching checks fail" eq \
+		"$(grep -c '^check .*: [a-z_]* stitched: .* -- ' unstitched.chk)" 3
+	check "speedscope app, unstitched: the 4 user frames of sleeper and hopper missed" eq \
+		"$(grep -Ec '^check (sleep|hop)_[a-z_]*: a user frame .* -- ' unstitched.chk)" 4
+	check "speedscope app, unstitched: no other check fails" eq "$(grep -c ' -- ' unstitched.chk)" 7
+	# and what the app showed of the demo's profile is not that file
+	$PY "$here/speedscope-app-check.py" unstitched.speedscope.json app/app.json > other.chk 2>&1
+	check "speedscope app: the demo's tables and charts differ from another file's" gt \
+		"$(grep -Ec '(table|chart).* -- ' other.chk)" 4
+fi
 
 # ---------------------------------------------------------------- orphans
 # a frame-pointer recording emulated with a fifth of the records dropped
