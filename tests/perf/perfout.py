@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Canonical forms of perf output, for tests/perf/test-scenarios.sh.
+"""Canonical forms of perf output, for tests/perf/test-scenarios.sh and
+tests/perf/test-upstream-files.sh.
 
     perfout.py script [--no-lost] < perf-script-output
         `perf script -F comm,tid,time,event,ip,sym` as
@@ -18,6 +19,19 @@
             EVENT CHILDREN% SELF% [k|.] SYM    sorted
         Rows of a `user stack lost` pseudo-symbol are dropped: whether the
         stitcher shows one in perf report is not specified.
+    perfout.py graph < perf-report-output
+        `perf report --stdio` with its callchain graphs (-g graph, the
+        default) as trees: every line outside a graph as it is; in a graph
+        the same frames and values, one line each ('---' the root chain,
+        '--VALUE--' a branch, its further frames indented below it, four
+        columns a level), without the '|' lines, and the sibling branches
+        of equal value in sorted order.  perf orders siblings by value,
+        and those of equal value by the address of their struct dso in
+        perf's heap (match_chain_dso_addresses() in util/callchain.c),
+        which changes with anything perf allocated before: the order of
+        the same tree differs between files holding the same records in
+        other layouts.  A frame, a value, or branches of different values
+        in another order still make the output differ.
     perfout.py sorted FILE
         the blank-line-separated blocks of FILE (canonical script output:
         one block per sample) in sorted order, to compare regardless of
@@ -108,6 +122,103 @@ def report(lines):
     return '\n'.join(out) + '\n'
 
 
+# a line of a graph: a branch ('--VALUE--' after its depth's '|' or
+# blank), the root chain's first frame ('---'), a structure line, a frame
+GRAPH_BRANCH = re.compile(r'^([ |]*)--([0-9.]+%?)--(.*)$')
+GRAPH_ROOT = re.compile(r'^( *)---(.*)$')
+GRAPH_BAR = re.compile(r'^[ |]*\|[ |]*$')
+GRAPH_FRAME = re.compile(r'^([ |]*)(\S.*)$')
+ENTRY = re.compile(r'^\s+[0-9.]+%\s')
+
+
+class GraphError(Exception):
+    pass
+
+
+def graph_tree(block):
+    """The lines of one callchain graph (ui/stdio/hist.c) as a tree of
+    [value, frames, children].  Each depth of the graph takes 11 columns
+    ('|' or blank, then '--VALUE--' on a branch's first line, else 10
+    blanks), so a node is told by the column of its '--' (the root chain,
+    printed 3 columns in, by its frames' column minus 10, as a frame's)."""
+    root = [None, [], []]
+    stack = [(-1 << 30, root)]
+    for line in block:
+        if GRAPH_BAR.match(line):
+            continue
+        m = GRAPH_ROOT.match(line)
+        if m and not GRAPH_BRANCH.match(line):
+            key, node = len(m.group(1)) + 3 - 10, ['', [m.group(2)], []]
+        else:
+            m = GRAPH_BRANCH.match(line)
+            if m:
+                key, node = len(m.group(1)), [m.group(2), [m.group(3)], []]
+            else:
+                m = GRAPH_FRAME.match(line)
+                if not m or len(stack) == 1 or stack[-1][0] != len(m.group(1)) - 10:
+                    raise GraphError(line)
+                stack[-1][1][1].append(m.group(2))
+                continue
+        while stack[-1][0] >= key:
+            stack.pop()
+        stack[-1][1][2].append(node)
+        stack.append((key, node))
+    return root
+
+
+def graph_lines(node, depth):
+    """node's lines, its children's after its frames, equal values sorted"""
+    value, frames, children = node
+    pad = '    ' * depth
+    if value is None:
+        out = []
+    elif value == '':
+        out = [pad + '---' + frames[0]] + [pad + '   ' + f for f in frames[1:]]
+    else:
+        out = [pad + '--%s-- %s' % (value, frames[0])]
+        out += [pad + ' ' * (len(value) + 5) + f for f in frames[1:]]
+    subs = [(c[0], graph_lines(c, depth + 1)) for c in children]
+    i = 0
+    while i < len(subs):            # runs of equal value, perf's order kept between them
+        j = i
+        while j < len(subs) and subs[j][0] == subs[i][0]:
+            j += 1
+        for _, sub in sorted(subs[i:j], key=lambda vs: vs[1]):
+            out += sub
+        i = j
+    return out
+
+
+def graph(lines):
+    """perf report --stdio with each callchain graph in canonical form: the
+    graph is the lines after an entry line, from the first '|' line to the
+    blank line closing it.  A line that does not fit the graph's columns
+    comes out as '?? LINE', after the graph's lines, so that a diff shows
+    it."""
+    out, block, prev = [], None, ''
+    for line in lines:
+        line = line.rstrip('\n')
+        if block is None:
+            if ENTRY.match(prev) and GRAPH_BAR.match(line):
+                block = [line]
+            else:
+                out.append(line)
+            prev = line
+            continue
+        if line.strip():
+            block.append(line)
+            continue
+        try:
+            out += graph_lines(graph_tree(block), 0)
+        except GraphError as e:
+            out += block + ['?? ' + str(e)]
+        out.append(line)
+        block, prev = None, line
+    if block is not None:
+        out += block + ['?? graph without its closing blank line']
+    return '\n'.join(out) + '\n'
+
+
 def blocks(expected, text):
     lines = text.split('\n')
     missing = []
@@ -183,6 +294,8 @@ def main():
         sys.stdout.write(script(sys.stdin, '--no-lost' not in sys.argv))
     elif cmd == 'report':
         sys.stdout.write(report(sys.stdin))
+    elif cmd == 'graph':
+        sys.stdout.write(graph(sys.stdin))
     elif cmd == 'sorted' and len(sys.argv) == 3:
         blks = open(sys.argv[2]).read().strip('\n').split('\n\n')
         sys.stdout.write(''.join(b + '\n\n' for b in sorted(blks) if b))
