@@ -8,8 +8,9 @@ Cross-checks the expectations scenarios.py wrote (read from
 Documentation/stitching.md) against the engine itself, through ctypes:
 every sample, record, exit, exec and lost notice of the scenario is fed in
 time order (what perf does behind ordered_events) or in file order (raw
-perf.data order; at each FINISHED_ROUND the horizon perf passes: the
-newest time fed before the previous round), then finish().  Prints one line per sample that came out
+perf.data order, with the horizon perf passes: 0, then at each
+FINISHED_ROUND the newest time fed before the previous round), then
+finish().  Prints one line per sample that came out
 otherwise than expected; exit status 1 if any did.  When a perf check of
 test-scenarios.sh fails but this one passes, the bug is in perf's use of
 the engine, not in the engine.
@@ -100,6 +101,8 @@ def run(lib, d, order):
     items.sort(key=lambda x: (x[0], x[1]) if order == 'time' else x[1])
     keep = []
     clock = round_clock = 0
+    if order == 'file':         # before the second round anything may come
+        assert lib.unwind_stitcher__horizon(st, u64(0)) == 0
     for t, _seq, kind, i, x in items:
         if kind == 'round':
             err = lib.unwind_stitcher__horizon(st, u64(round_clock))

@@ -247,7 +247,11 @@ def summary(d):
     exits = [e for e in d['task_events'] if e['kind'] == 'exit']
 
     def exit_between(tid, a, b):
-        return any(e['tid'] == tid and min(a, b) <= e['time'] < max(a, b) for e in exits)
+        """an exit that separates two items of tid: one less than a window
+        before the later does not (the record of an exiting task's last
+        entry follows its exit; stitching.md, Incarnations)"""
+        return any(e['tid'] == tid and min(a, b) <= e['time'] < max(a, b) - WINDOW
+                   for e in exits)
 
     kept, dups, conflicting, cross = [], 0, 0, 0
     for r in recs:
