@@ -108,6 +108,22 @@ relay_checks() {
 	grep -q '^check ' "$file" || { bad "$prefix: the checker failed"; cat "$file"; }
 }
 
+# relay_results FILE: the "ok   - ..." / "FAIL - ..." lines of a sub-suite
+# (oracle-check.sh) as this suite's checks, with the detail lines of its
+# failures; a FILE without any is the sub-suite's own failure (FILE is shown)
+relay_results() {
+	local file=$1 line
+
+	while IFS= read -r line; do
+		case "$line" in
+		"ok   - "*) ok "${line#ok   - }";;
+		"FAIL - "*) bad "${line#FAIL - }";;
+		"     "*) echo "$line";;
+		esac
+	done < "$file"
+	grep -qE '^(ok   -|FAIL -) ' "$file" || { bad "$file: no results"; cat "$file"; }
+}
+
 # ------------------------------------------------------------ reading perf output
 # stat FILE NAME: the count of "NAME events:" in 'perf report --stats'
 # output (its first, aggregated section), 0 when the line is absent

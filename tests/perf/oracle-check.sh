@@ -4,7 +4,8 @@
 # Every reading mode of the patched perf against the order-free oracle
 # (oracle.py) on one deferred recording, sample for sample:
 #
-#   perf script            ordered; from a pipe too, for a pipe recording
+#   perf script            ordered; in file order (--show-round-events); from
+#                          a pipe too, for a pipe recording
 #   perf script -s         the Python "deferred" dict (python-deferred-dump.py)
 #   perf report --stdio    ordered: the summary in its header
 #   perf report --stats    file order: the summary it ends with
@@ -23,6 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 PERF=${PERF:-$top/build/perf}
 PY=${ORACLE_PY:-/usr/bin/python3}
+[ -f "${1:-}" ] && [ -r "$1" ] || { echo "FAIL - oracle-check: cannot read '${1:-}'"; exit 2; }
 data=$(realpath "$1")
 name=${2:-$(basename "$1" .data)}
 if [ -n "${OUT:-}" ]; then
@@ -50,13 +52,26 @@ result() {
 	fi
 }
 oracle() { "$PY" "$here/oracle.py" "$@"; }
+# failed FILE...: a failed step, its messages as the check's output
+failed() { cat "$@"; return 1; }
 
-# the stacks whole: perf script cuts at --max-stack (127 by default)
-fields=(-F event,tid,cpu,time,ip,dso --ns --max-stack 4096)
+# the stacks whole: perf script cuts at --max-stack (127 by default); the
+# CPU where every event has it (perf script refuses the field otherwise)
+cpu=cpu,
+"$PERF" evlist -v -i "$data" 2> /dev/null | grep 'sample_type:' > evlist.txt
+[ "$(grep -c 'sample_type: [A-Z|]*CPU' evlist.txt)" = "$(grep -c . evlist.txt)" ] || cpu=
+fields=(-F "event,tid,${cpu}time,ip,sym,dso" --ns --max-stack 4096)
 
 "$PERF" script -i "$data" "${fields[@]}" > script.txt 2> script.err
 result "perf script, sample for sample" oracle script "$data" script.txt
 result "perf script's summary" oracle summary "$data" script.err "perf script"
+
+# --show-round-events: perf script reads in file order
+"$PERF" script -i "$data" --show-round-events "${fields[@]}" > unordered.txt 2> unordered.err
+result "perf script in file order, sample for sample" \
+	oracle script "$data" unordered.txt --file-order
+result "perf script's summary in file order" oracle summary "$data" unordered.err \
+	"perf script --show-round-events"
 
 # a recording made with -o -: read as the pipe it was
 if [ "$(head -c 16 "$data" | od -An -tx1 -j8 | tr -d ' ')" = 1000000000000000 ]; then
@@ -74,10 +89,11 @@ result "perf report's header summary (ordered)" oracle summary "$data" report.tx
 result "perf report --stats summary (file order)" oracle summary "$data" stats.txt \
 	"perf report --stats"
 
+rm -f stitched.data
 if "$PERF" stitch -i "$data" -o stitched.data > stitch.txt 2> stitch.err; then
 	result "perf stitch -o, sample for sample" oracle stitched "$data" stitched.data
 else
-	result "perf stitch -o" cat stitch.err false
+	result "perf stitch -o" failed stitch.err
 fi
 
 "$PERF" stitch --stats=json -i "$data" > stitch-stats.json 2> stitch-stats.err

@@ -24,9 +24,17 @@ Usage (stdlib and Debian's python3-zstandard for -z files; run with
 
     oracle.py verdicts DATA              one line per deferred sample
     oracle.py counts DATA                the verdict counts, one per line
+    oracle.py features DATA              what the kernel wrote that a stitcher
+                                         must handle, counted: samples,
+                                         records, verdicts, late samples
+                                         (record earlier in time), records
+                                         earlier in the file, records after
+                                         their task's EXIT, the longest wait
     oracle.py stitched DATA OUT.data     perf stitch -o's OUT against DATA
     oracle.py script DATA SCRIPT.txt     `perf script -F event,tid,cpu,time,
-                                         ip,dso --ns --max-stack 4096` of DATA
+                                         ip,sym,dso --ns --max-stack 4096` of DATA
+    oracle.py script DATA SCRIPT.txt --file-order
+                                         the same of perf script --show-round-events
     oracle.py python DATA DUMP.txt       perf script -s python-deferred-dump.py
     oracle.py summary DATA SUMMARY.txt   a "deferred callchains: ..." line
                                          (perf script's stderr, perf report's
@@ -170,32 +178,51 @@ class Maps:
     mapping over an address wins; a child starts with its parent's
     (PERF_RECORD_FORK)."""
 
-    def __init__(self, parent=None, time=0):
-        self.maps = [m for m in parent.maps if m[0] <= time] if parent else []
+    def __init__(self, parent=None, fork_time=0):
+        # the parent's as they were at the fork, looked up when needed: the
+        # file may hold the parent's mmaps after the child's FORK
+        self.parent, self.fork_time = parent, fork_time
+        self.maps = []
 
     def add(self, time, start, length, pgoff):
         self.maps.append((time, start, start + length, pgoff))
+
+    def offsets(self, ip):
+        """What ip could be printed as with any mapping of it, at any time."""
+        out = {ip - start + pgoff for _, start, end, pgoff in self.maps if start <= ip < end}
+        return out | (self.parent.offsets(ip) if self.parent is not None else set())
+
+    def find(self, ip, time):
+        """(map time, start, pgoff) of the latest mapping of ip at time."""
+        best = None
+        for t, start, end, pgoff in self.maps:
+            if start <= ip < end and t <= time and (best is None or t >= best[0]):
+                best = (t, start, pgoff)
+        if best is None and self.parent is not None:
+            best = self.parent.find(ip, min(time, self.fork_time))
+        return best
 
 
 def map_ip(sample, ip):
     """What perf script prints for a user address: its offset in the file
     of the mapping holding it when the sample was taken (map->map_ip()),
     else the address."""
-    best = None
-    for time, start, end, pgoff in sample.maps.maps if sample.maps else ():
-        if start <= ip < end and time <= sample.time and (best is None or time >= best[0]):
-            best = (time, start, pgoff)
+    best = sample.maps.find(ip, sample.time) if sample.maps else None
     return ip - best[1] + best[2] if best else ip
 
 
-def parse_samples(rec_file, with_maps=False):
-    """The samples (all of them), records {(tid, cookie): [(time, ips)]}
-    and exec times {tid: [time]} of a recording; with_maps: each sample
-    with its process's mappings at that point of the file."""
+def parse_samples(rec_file, with_maps=False, exits=None):
+    """The samples (all of them), records {(tid, cookie): [(time, ips,
+    index in the file)]} and exec times {tid: [time]} of a recording;
+    with_maps: each sample with its process's mappings at that point of
+    the file; exits: a dict to fill with {tid: [EXIT time]}."""
     samples, records, execs = [], collections.defaultdict(list), collections.defaultdict(list)
     procs = {}
-    for offset, rec in rec_file.events:
+    for index, (offset, rec) in enumerate(rec_file.events):
         typ, misc = struct.unpack_from('<IH', rec, 0)
+        if exits is not None and typ == pd.EXIT:
+            tid = struct.unpack_from('<I', rec, 16)[0]
+            exits.setdefault(tid, []).append(struct.unpack_from('<Q', rec, 24)[0])
         if with_maps and typ in (pd.MMAP, pd.MMAP2):
             pid = struct.unpack_from('<I', rec, 8)[0]
             start, length, pgoff = struct.unpack_from('<QQQ', rec, 16)
@@ -203,8 +230,10 @@ def parse_samples(rec_file, with_maps=False):
             procs.setdefault(pid, Maps()).add(time, start, length, pgoff)
         elif with_maps and typ == pd.FORK:
             pid, ppid = struct.unpack_from('<II', rec, 8)
-            if pid != ppid:
-                procs[pid] = Maps(procs.get(ppid), struct.unpack_from('<Q', rec, 24)[0])
+            if pid != ppid:     # samples of the child may come first in the file
+                child = procs.setdefault(pid, Maps())
+                child.parent = procs.setdefault(ppid, Maps())
+                child.fork_time = struct.unpack_from('<Q', rec, 24)[0]
         if typ == pd.SAMPLE:
             st = rec_file.sample_type(rec, True)
             v, off = pd.sample_fields(rec, st)
@@ -214,7 +243,7 @@ def parse_samples(rec_file, with_maps=False):
             chain = list(struct.unpack_from('<%dQ' % nr, rec, off + 8))
             s = Sample()
             s.tid, s.time, s.cpu = v.get('tid'), v.get('time'), v.get('cpu')
-            s.offset = offset
+            s.offset = index
             s.chain = chain
             s.maps = procs.setdefault(v['pid'], Maps()) if with_maps else None
             s.kernel, s.cookie = split_chain(chain)
@@ -226,7 +255,7 @@ def parse_samples(rec_file, with_maps=False):
             cookie_, nr = struct.unpack_from('<QQ', rec, 8)
             ips = struct.unpack_from('<%dQ' % nr, rec, 24)
             sid = pd.parse_sample_id(rec, st)
-            records[(sid['tid'], cookie_)].append((sid['time'], list(ips)))
+            records[(sid['tid'], cookie_)].append((sid['time'], list(ips), index))
         elif typ == pd.COMM and misc & pd.MISC_COMM_EXEC:
             st = rec_file.sample_type(rec, False)
             tid = struct.unpack_from('<I', rec, 12)[0]
@@ -234,9 +263,17 @@ def parse_samples(rec_file, with_maps=False):
     return samples, records, execs
 
 
-def judge(path, with_maps=False):
-    """The deferred samples of path, each with its verdict and user stack."""
-    samples, records, execs = parse_samples(Recording(path), with_maps)
+def judge(path, with_maps=False, features=None):
+    """The deferred samples of path, each with its verdict and user stack;
+    features: a Counter to count what the kernel wrote into (see main)."""
+    exits = {} if features is not None else None
+    samples, records, execs = parse_samples(Recording(path), with_maps, exits)
+    if features is not None:
+        features['samples'] = len(samples)
+        features['records'] = sum(len(r) for r in records.values())
+        features['records_after_exit'] = sum(
+            1 for (tid, _), recs in records.items() for t, _, _ in recs
+            if any(e < t for e in exits.get(tid, ())))
     out = []
     for s in samples:
         if s.cookie is None:
@@ -247,7 +284,11 @@ def judge(path, with_maps=False):
             s.verdict = 'no_record'
             out.append(s)
             continue
-        rtime, ips = recs[0]
+        rtime, ips, rindex = recs[0]
+        if features is not None:
+            features['late_samples'] += rtime < s.time
+            features['records_earlier_in_file'] += rindex < s.offset
+            features['max_wait_ns'] = max(features['max_wait_ns'], rtime - s.time)
         for other in recs[1:]:
             if other[1] != ips:
                 raise Fail('%s: two records of tid %d cookie %#x with other ips' %
@@ -274,6 +315,16 @@ def agrees(verdict, reason):
     if verdict == 'no_record':
         return reason in NO_RECORD
     return verdict == reason
+
+
+def differ(w, h):
+    """Where two texts part: their common start cut short, then each rest."""
+    n = 0
+    while n < min(len(w), len(h)) and w[n] == h[n]:
+        n += 1
+    start = n - 40 if n > 60 else 0
+    return '"%s%s" where the oracle has "%s"' % ('...' if start else '', h[start:n + 80],
+                                                 w[start:n + 80])
 
 
 def report(mode, bad, n):
@@ -317,7 +368,7 @@ def check_stitched(data, out_path):
         typ = struct.unpack_from('<I', rec, 0)[0]
         if typ == pd.MMAP2:
             start, length = struct.unpack_from('<QQ', rec, 16)
-            m = LOST_MAP.match(rec[88:])
+            m = LOST_MAP.match(rec[72:])
             if m:
                 lost_maps.append((start, start + length,
                                   m.group(1).decode().replace(' ', '_')))
@@ -359,21 +410,21 @@ def compare(mode, judged, expect, got):
             if not ok and w.startswith('orphan ') and h.startswith('orphan '):
                 ok = agrees(w.split()[1], h.split()[1])
             if not ok:
-                bad.append('tid %d time %d cookie %s: oracle "%s", seen "%s"' %
-                           (key[1], key[3], '%#x' % ss[0].cookie, w[:120], h[:120]))
+                bad.append('tid %d time %d cookie %#x: seen %s' %
+                           (key[1], key[3], ss[0].cookie, differ(w, h)))
     return report(mode, bad, len(judged))
 
 
 # ------------------------------------------------------------ perf script
 
-SCRIPT_HEADER = re.compile(r'^\s*(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):')
+SCRIPT_HEADER = re.compile(r'^\s*(\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):')
 SCRIPT_FRAME = re.compile(r'^\s+([0-9a-f]+)\s*(.*)$')
 SCRIPT_LOST = re.compile(r'\[user stack lost: ([^\]]*)\]')
 
 
 def script_samples(lines):
     """(tid, cpu, time, [frame lines]) per sample of perf script output
-    (-F event,tid,cpu,time,ip,dso --ns): a header line, then its frames; a
+    (-F event,tid,cpu,time,ip,sym,dso --ns): a header line, then its frames; a
     sample without a callchain is its header line alone."""
     cur = None
     for line in lines:
@@ -384,7 +435,7 @@ def script_samples(lines):
                 yield cur
             cur = None
         if m:
-            cur = (int(m.group(1)), int(m.group(2)),
+            cur = (int(m.group(1)), int(m.group(2)) if m.group(2) else None,
                    int(m.group(3)) * 10**9 + int(m.group(4)), [])
         elif line.strip():
             if cur is None:
@@ -394,17 +445,20 @@ def script_samples(lines):
         yield cur
 
 
-def check_script(data, script_path):
+def check_script(data, script_path, file_order=False):
     """perf script prints a deferred sample's kernel frames, then its user
-    frames or the "[user stack lost: <reason>]" pseudo-frame."""
+    frames or the "[user stack lost: <reason>]" pseudo-frame.  file_order:
+    the output of perf script --show-round-events, which reads the file in
+    file order (its round lines are left out)."""
     judged = judge(data, with_maps=True)
     expect = collections.defaultdict(list)
     for s in judged:
-        expect[(s.tid, s.cpu, s.time)].append(s)
+        expect[(s.tid, s.time)].append(s)
     got = collections.defaultdict(list)
     with open(script_path) as f:
-        for tid, cpu, time, frames in script_samples(f):
-            if (tid, cpu, time) not in expect:
+        lines = (line for line in f if 'PERF_RECORD_FINISHED_ROUND' not in line)
+        for tid, cpu, time, frames in script_samples(lines):
+            if (tid, time) not in expect:
                 continue
             ips, lost = [], None
             for fr in frames:
@@ -416,23 +470,22 @@ def check_script(data, script_path):
                 if not m:
                     raise Fail('perf script: cannot parse frame "%s"' % fr)
                 ips.append(int(m.group(1), 16))
-            got[(tid, cpu, time)].append((ips, lost))
+            got[(tid, time)].append((ips, lost))
     bad = []
     for key, ss in expect.items():
         have = got.get(key, [])
         if len(have) != len(ss):
             bad.append('tid %d time %d: %d samples expected, %d printed' %
-                       (key[0], key[2], len(ss), len(have)))
+                       (key[0], key[1], len(ss), len(have)))
             continue
         want = sorted(script_text(s) for s in ss)
-        seen = sorted(seen_text(ips, lost, s) for (ips, lost), s in zip(have, ss))
+        seen = sorted(seen_text(ips, lost, s, file_order) for (ips, lost), s in zip(have, ss))
         for w, h in zip(want, seen):
             if w != h and not (w.startswith('orphan ') and h.startswith('orphan ') and
                                agrees(w.split()[1].split(';')[0], h.split()[1].split(';')[0]) and
                                w.split(';')[1:] == h.split(';')[1:]):
-                bad.append('tid %d time %d: oracle "%s", printed "%s"' %
-                           (key[0], key[2], w[:140], h[:140]))
-    return report('perf script', bad, len(judged))
+                bad.append('tid %d time %d: printed %s' % (key[0], key[1], differ(w, h)))
+    return report('perf script' + (' in file order' if file_order else ''), bad, len(judged))
 
 
 def kernel_ips(s):
@@ -446,12 +499,23 @@ def script_text(s):
     return 'orphan %s;%s' % (s.verdict, k)
 
 
-def seen_text(ips, lost, s):
+def seen_text(ips, lost, s, file_order=False):
+    """The printed chain in script_text()'s form.  In file order perf
+    resolves a user address with the mappings met so far in the file, not
+    those of the sample's time: it may print the address as it is (the
+    mmap, or the fork, comes later in the file) or through a mapping made
+    later in time.  Either counts as the mapped address there; only ordered
+    reading must resolve as the oracle does."""
     nk = len(kernel_ips(s))
     k = ' '.join('%x' % ip for ip in ips[:nk])
     if lost is not None:
         return 'orphan %s;%s' % (lost, ' '.join('%x' % ip for ip in ips))
-    return 'stitched ' + k + ' | ' + ' '.join('%x' % ip for ip in ips[nk:])
+    user = ips[nk:]
+    if file_order and s.user:
+        user = [map_ip(s, s.user[i]) if i < len(s.user) and
+                (ip == s.user[i] or ip in s.maps.offsets(s.user[i])) else ip
+                for i, ip in enumerate(user)]
+    return 'stitched ' + k + ' | ' + ' '.join('%x' % ip for ip in user)
 
 
 # ------------------------------------------------------------ Python dict
@@ -466,7 +530,7 @@ def check_python(data, dump_path):
     judged = judge(data)
     expect = collections.defaultdict(list)
     for s in judged:
-        expect[(s.tid, s.cpu, s.time)].append(s)
+        expect[(s.tid, s.time)].append(s)
     got = collections.defaultdict(list)
     cur = None
     with open(dump_path) as f:
@@ -477,7 +541,7 @@ def check_python(data, dump_path):
                     raise Fail('python dump: cannot parse "%s"' % line.strip())
                 d = dict(kv.split('=', 1) for kv in m.group(6).split() if '=' in kv)
                 cur = [d, []]
-                got[(int(m.group(3)), int(m.group(4)), int(m.group(5)))].append(cur)
+                got[(int(m.group(3)), int(m.group(5)))].append(cur)
             elif line.startswith('  F ') and cur is not None:
                 cur[1].append(int(line.split()[1], 16))
     bad = []
@@ -485,7 +549,7 @@ def check_python(data, dump_path):
         have = got.get(key, [])
         if len(have) != len(ss):
             bad.append('tid %d time %d: %d samples expected, %d dumped' %
-                       (key[0], key[2], len(ss), len(have)))
+                       (key[0], key[1], len(ss), len(have)))
             continue
         want = sorted(expected_text(s) for s in ss)
         seen = []
@@ -498,8 +562,7 @@ def check_python(data, dump_path):
         for w, h in zip(want, sorted(seen)):
             if w != h and not (w.startswith('orphan ') and h.startswith('orphan ') and
                                agrees(w.split()[1], h.split()[1])):
-                bad.append('tid %d time %d: oracle "%s", dict "%s"' %
-                           (key[0], key[2], w[:120], h[:120]))
+                bad.append('tid %d time %d: dict %s' % (key[0], key[1], differ(w, h)))
     return report('python dict', bad, len(judged))
 
 
@@ -560,6 +623,12 @@ def main(argv):
             for s in judge(data):
                 print('%d %d %d %#x %s' % (s.tid, s.cpu, s.time, s.cookie, expected_text(s)))
             return 0
+        if cmd == 'features':
+            f = collections.Counter()
+            f.update(counts(judge(data, features=f)))
+            for k, v in sorted(f.items()):
+                print(k, v)
+            return 0
         if cmd == 'counts':
             for k, v in sorted(counts(judge(data)).items()):
                 print(k, v)
@@ -572,6 +641,8 @@ def main(argv):
         if check is None:
             sys.stderr.write(__doc__)
             return 2
+        if cmd == 'script' and argv[4:] == ['--file-order']:
+            return check_script(data, argv[3], file_order=True)
         if cmd == 'summary' and len(argv) > 4:
             return check_summary(data, argv[3], argv[4])
         return check(data, argv[3])

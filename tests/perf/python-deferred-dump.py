@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # perf script -s python-deferred-dump.py: one "S" line per sample (event,
 # tid, cpu, time and its "deferred" entry, or "-"), then one "  F" line per
-# callchain entry (ip, symbol, dso).  Used by test-python.sh, also with the
+# callchain entry (ip, symbol, dso), tracepoint samples included.  Used by
+# test-python.sh and oracle-check.sh, also with the
 # system perf (no "deferred" entry) for the reference.
 
 
@@ -28,3 +29,9 @@ def process_event(d):
 		sym = f.get('sym')
 		name = sym['name'] if sym else '?'
 		print('  F %#x %s %s' % (f['ip'], name, f.get('dso', '?')))
+
+
+# Tracepoint samples come here (no per-event handler is defined): the same
+# line for them, from their sample dict.
+def trace_unhandled(event_name, context, event_fields_dict, perf_sample_dict):
+	process_event(perf_sample_dict)

@@ -57,6 +57,10 @@ check "perf stitch --emulate: summary on stderr" has emu.err '^perf stitch: [0-9
 check "perf stitch --emulate: nothing on stdout" [ ! -s emu.out ]
 check "perf stitch --emulate: no temporary file left" eval '! ls emu.data.tmp-* emu.truth.tmp-* > /dev/null 2>&1'
 
+# every reading mode against the order-free oracle (oracle.py)
+PERF=$PERF OUT=$tmp/oracle "$here/oracle-check.sh" emu.data emulated > oracle.out 2>&1
+relay_results oracle.out
+
 "$PERF" report --stats -i emu.data > emu.stats 2> emu.stats.err
 nrec=$(stat emu.stats CALLCHAIN_DEFERRED)
 check "--stats: CALLCHAIN_DEFERRED records ($nrec)" gt "$nrec" 100
