@@ -7,8 +7,13 @@
         export's edge cases: a comm with spaces, orphans (record lost, task
         exited, stream ended), user and kernel addresses without a symbol
         or a map, a kernel-only sample, a sample taken in user mode, two
-        events; writes FILE.data, FILE.kallsyms, FILE.json (expected
-        orphans and samples per event)
+        events, a third without callchains (page-faults: its samples, the
+        first of the file among them, are one line in perf script that
+        stackcollapse-perf.pl never takes for a sample), a callchain of a
+        context marker only (no frame: the root frame alone), a thread
+        renaming itself between its samples ('io worker'); writes
+        FILE.data, FILE.kallsyms, FILE.json (expected orphans and samples
+        per event)
     export-check.py script-stacks EVENT < perf-script-output
         one line per run of EVENT samples with the same stack in a thread,
         "TID<tab>WEIGHT<tab>frame;..." root first, WEIGHT the sum of the
@@ -29,12 +34,14 @@ import scenarios as sc  # noqa: E402
 
 
 GONE = 0x7f0000000000
+SW_PAGE_FAULTS = 2
 
 
 def gen(workload, out):
     s = sc.Scenario('export', 'perf stitch -F edge cases', sc.Binary(workload))
     s.event('cpu-clock', pd.SW_CPU_CLOCK, defer_output=True)
     s.event('task-clock', pd.SW_TASK_CLOCK)
+    s.event('page-faults', SW_PAGE_FAULTS, sample_type=sc.SAMPLE_TYPE & ~pd.S_CALLCHAIN)
     s.main.comm = 'V8 WorkerThread'
     s.setup(kworker=True)
     # a library perf finds no symbols for: its frames are "[libgone.so.1]"
@@ -42,6 +49,9 @@ def gen(workload, out):
     s.op(lambda w, r: w.mmap2(w.attrs[0], m.pid, m.tid, GONE, 0x10000, 0,
                               '/nonexistent/libgone.so.1', s.t(10)))
     C = sc.Cookie
+    # an event without callchains, the file's first sample: not the
+    # event stackcollapse-perf.pl filters for (it never sees its line)
+    s.sample(s.main, 50, 0, None, sc.U_LEAF, expect='plain', event=2)
     # stitched, twice the same stack
     s.sample(s.main, 100, 0, sc.K_SYSCALL, sc.U_LEAF, C(0, 1))
     s.sample(s.main, 105, 0, sc.K_SYSCALL, sc.U_LEAF, C(0, 1))
@@ -63,16 +73,25 @@ def gen(workload, out):
     # the other event: left out by default, exported with --event
     s.sample(s.worker, 520, 1, sc.K_SYSCALL, sc.U_WORKER, C(1, 5), event=1)
     s.record(s.worker, 530, 1, C(1, 5), sc.U_WORKER)
+    # a sample without callchain amid the others, of a kernel address
+    s.sample(s.worker, 540, 1, sc.K_SYSCALL, [], expect='plain', event=2)
     # a kernel thread: kernel part only
     s.sample(s.kworker, 600, 2, sc.K_KTHREAD, [], expect='plain')
     # taken in user mode
     s.sample(s.worker2, 700, 2, None, sc.U_WORKER, C(2, 1))
     s.record(s.worker2, 701, 2, C(2, 1), sc.U_WORKER)
+    # the thread names itself (prctl(PR_SET_NAME)): its later samples show
+    # the new comm, its speedscope profile is named by it
+    w2 = s.worker2
+    s.op(lambda w, r: w.comm(w.attrs[0], w2.pid, w2.tid, 'io worker', s.t(750), 2))
+    w2.comm = 'io worker'
     # task exited before its record
     s.sample(s.worker2, 800, 2, sc.K_EXIT, sc.U_WORKER, C(2, 3), expect='orphan:task exited')
     s.exit(s.worker2, 850, 2)
     # stream ended, in user mode: only the pseudo-frame
     s.sample(s.main, 900, 0, None, sc.U_LEAF, C(0, 7), expect='orphan:stream ended')
+    # a callchain of its context marker only: no frame
+    s.sample(s.main, 950, 0, None, sc.U_LEAF, expect='plain', raw_chain=[pd.CONTEXT_USER])
     s.round()
 
     s.render(out, sc.Render())

@@ -17,6 +17,20 @@ What it re-implements (the script's options --inline, --context, --jit,
 
   - a sample is a header line, its stack lines (leaf first) and an empty
     line; lines starting with '#' are comments;
+  - a header line starts with the comm: perf script prints it so for the
+    samples of events with callchains, and right-aligns the comm in 16
+    columns ("%16s", a comm has at most 15 characters) on the single line
+    it prints for a sample without one.  That line is no header: it is
+    taken for a stack line (it ends in "(dso)" when perf script prints the
+    ip) or warned about ("Unrecognized line"), and as no sample is open
+    after the previous sample's empty line, nothing of it is kept, nor is
+    its event seen for the default event filter.  A sample with a
+    callchain of no frames (its header and the empty line) is kept as the
+    root frame alone.  A header that no empty line follows (perf script
+    could not resolve a callchain) stays open: the next header replaces
+    it, but the stack lines of a filtered sample right after it are taken
+    for its own, with its period (the script's $m_period, set only for the
+    samples it keeps);
   - header: "comm [pid/]tid ...", the comm being the shortest text before a
     blank, a number (pid/tid or tid) and a blank; the root frame is the comm
     ("comm-PID" with --pid, "comm-PID/TID" with --tid, PID "?" when perf
@@ -150,12 +164,12 @@ class Collapser:
         comm, pid, tid = m.group(1), m.group(2), m.group(3)
         if not tid:
             tid, pid = pid, '?'
-        self.period = 1
+        weight = 1
         e = PERIOD_EVENT.search(line)
         if e:
             period, event = e.group(1), e.group(2)
             if period and int(period) and not self.args.count_samples:
-                self.period = int(period)
+                weight = int(period)
             if self.event_filter == '':
                 self.event_filter = event
                 self.defaulted = True
@@ -164,6 +178,8 @@ class Collapser:
                     print('Filtering for events of type: %s' % event, file=sys.stderr)
                     self.warned = True
                 return
+        # a filtered sample leaves the period (and the comm) of an open one
+        self.period = weight
         if self.args.tid:
             pname = '%s-%s/%s' % (comm, pid, tid)
         elif self.args.pid:

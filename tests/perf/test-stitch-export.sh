@@ -9,11 +9,15 @@
 # emulated into the deferred format with dropped records, and (b) a
 # written file with the edge cases (export-check.py gen: comm with spaces,
 # orphans of three reasons, addresses without symbol or map, kernel-only
-# and user-mode samples, a second event), and (c) fixed-period recordings
-# (perf record -c, two events with period= terms of their own, and
-# frequency mode with --no-period: no PERF_SAMPLE_PERIOD, perf script
-# prints the attr's period), emulated too, for folded, speedscope and
-# pprof.  The counts must add up to the samples perf script prints, the
+# and user-mode samples, a second event, a third without callchains whose
+# sample comes first, a callchain without frames, a thread renaming
+# itself), and (c) fixed-period recordings (perf record -c, two events
+# with period= terms of their own, and frequency mode with --no-period: no
+# PERF_SAMPLE_PERIOD, perf script prints the attr's period), emulated too,
+# for folded, speedscope and pprof, and (d) perf record --call-graph
+# deferred,emulate, whose raw_syscalls:sys_exit has no callchains (perf
+# script prints its samples as single lines stackcollapse-perf.pl never
+# takes for samples).  The counts must add up to the samples perf script prints, the
 # orphans' pseudo-frames to the orphans the emulation's truth (or the
 # written file) expects.
 # Speedscope: valid against the schema of the speedscope npm package (ajv,
@@ -80,8 +84,10 @@ compare() {
 }
 
 # pprof NAME DATA "STITCH OPTIONS" [perf options...]: -F pprof read by the
-# pprof CLI: its traces are -F folded's stacks with their weights, its
-# table -F folded's per-function totals, for both sample types
+# pprof CLI: its traces are -F folded's stacks with their weights (but for
+# the root frame alone, a callchain of no frame: a Sample without
+# locations, which the CLI leaves out of its reports), its table -F
+# folded's per-function totals, for both sample types
 pprof() {
 	local name=$1 data=$2 sopts=$3 idx
 
@@ -97,8 +103,9 @@ pprof() {
 		"$PERF" stitch -F folded -i "$data" $sopts $w "$@" > "$name.$idx.folded" 2> /dev/null
 		"$PPROF" -sample_index=$idx -traces -unit=ns "$name.pb.gz" 2> "$name.$idx.pprof-err" |
 			$PPCHECK traces > "$name.$idx.traces"
+		grep ';' "$name.$idx.folded" > "$name.$idx.framed"
 		check "$name: pprof -traces (index $idx) = -F folded $w" \
-			same "$name.$idx.traces" "$name.$idx.folded"
+			same "$name.$idx.traces" "$name.$idx.framed"
 		$PPCHECK folded-functions < "$name.$idx.folded" > "$name.$idx.functions"
 		"$PPROF" -sample_index=$idx -top -unit=ns -nodecount=100000 -nodefraction=0 \
 			"$name.pb.gz" 2> /dev/null |
@@ -268,6 +275,15 @@ check "(b) user mode orphan: the reason frame alone" \
 	has b-n.folded '^V8_WorkerThread;\[user stack lost: stream ended\] 1$'
 check "(b) two samples, one stack: count 2" \
 	has b-n.folded '^V8_WorkerThread;main;outer;middle;leaf;entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid 2$'
+# page-faults has no callchains: perf script prints its samples as single
+# lines, the comm right-aligned, that stackcollapse-perf.pl never takes for
+# a sample; the file's first sample is one, yet cpu-clock is the default
+check "(b) samples without a callchain: left out, counted" has b.err \
+	'^perf stitch: [0-9]+ cpu-clock samples exported .*; 2 samples without a callchain left out'
+check "(b) samples without a callchain: not even their ip" hasnt b-n.folded '^V8_WorkerThread;leaf '
+check "(b) callchain of a context marker only: the root frame alone" has b-n.folded '^V8_WorkerThread 1$'
+check "(b) a thread renaming itself: its later samples under the new comm" \
+	has b-n.folded '^io_worker;\[user stack lost: task exited\];'
 speedscope b-sp edge.data cpu-clock $KS
 pprof b-pp edge.data "" $KS
 "$PPROF" -raw b-pp.pb.gz > b-pp.raw 2> /dev/null
@@ -277,10 +293,20 @@ check "(b) pprof: a dso without symbols, its file name" has b-pp.raw '\[libgone\
 check "(b) speedscope: file of a frame with a map" has b-sp.json '"name":"\[libgone.so.1\]","file":"/nonexistent/libgone.so.1"'
 check "(b) speedscope: profile per thread, named comm tid" has b-sp.json '"name":"V8 WorkerThread 1001"'
 check "(b) speedscope: cpu-clock periods in ns, endValue = their sum" has b-sp.json \
-	'"name":"V8 WorkerThread 1000","unit":"nanoseconds","startValue":0,"endValue":5000,'
+	'"name":"V8 WorkerThread 1000","unit":"nanoseconds","startValue":0,"endValue":6000,'
 "$PERF" stitch -F speedscope --count=samples -i edge.data -o b-spn.json --event cpu-clock $KS 2> /dev/null
 check "(b) speedscope --count=samples: unit none, endValue = samples" has b-spn.json \
-	'"name":"V8 WorkerThread 1000","unit":"none","startValue":0,"endValue":5,'
+	'"name":"V8 WorkerThread 1000","unit":"none","startValue":0,"endValue":6,'
+# one name per profile, whether or not the thread was sampled before it
+# renamed itself: its last comm, as perf report --sort pid names it
+check "(b) speedscope: a thread renaming itself, named by its last comm" \
+	eval "has b-sp.json '\"name\":\"io worker 1002\"' && hasnt b-sp.json '\"name\":\"V8 WorkerThread 1002\"'"
+"$PERF" stitch -F speedscope -i edge.data -o b-spd.json $KS 2> /dev/null
+check "(b) speedscope: the default = --event cpu-clock (page-faults, without callchains, left out)" \
+	same b-spd.json b-sp.json
+"$PPROF" -tags -sample_index=samples b-pp.pb.gz > b-pp.tags 2> /dev/null
+check "(b) pprof: the comm label is the sample's (a thread renaming itself: both comms)" \
+	eval "has b-pp.tags '^ +1(\.0)? \([0-9.]+%\): io worker$' && has b-pp.tags '^ +8(\.0)? \([0-9.]+%\): V8 WorkerThread$'"
 
 # ------------------------------------------------------------ (c) fixed periods
 # perf record -c N, or an event's period=N term: the samples carry no
@@ -376,6 +402,45 @@ check "(c) -F 1000 --no-period: pprof -traces = stackcollapse-perf.py's weights"
 	same c3-pp.1.traces c3.expected
 check "(c) -F 1000 --no-period: pprof periods as events/count" \
 	eval "'$PPROF' -raw c3-pp.pb.gz 2> /dev/null | grep -q '^samples/count events/count\\[dflt\\]$'"
+
+# ------------------------------------------------------------ (d) no callchains
+# perf record --call-graph deferred,emulate adds raw_syscalls:sys_exit
+# without callchains (the emulation's own event): perf script prints each
+# of its samples as a single line, comm right-aligned, which
+# stackcollapse-perf.pl never takes for a sample; every format leaves them
+# out, and so their event is never the default one
+if ! "$PERF" record -q --call-graph=deferred,emulate -e cpu-clock -o nocc.data -- ./workload 150 \
+		> nocc.record.log 2>&1; then
+	cat nocc.record.log
+	abort "perf record --call-graph=deferred,emulate ($PERF)"
+fi
+"$PERF" evlist -v -i nocc.data > nocc.evlist 2> /dev/null
+check "(d) raw_syscalls:sys_exit recorded without callchains" eval \
+	"grep -q '^raw_syscalls:sys_exit: ' nocc.evlist && ! grep '^raw_syscalls:sys_exit: ' nocc.evlist | grep -q CALLCHAIN"
+"$PERF" script -i nocc.data -F comm,tid,time,period,event > nocc.script 2> /dev/null
+ncpu=$(nsamples nocc.script cpu-clock)
+nsys=$(nsamples nocc.script raw_syscalls:sys_exit)
+pcpu=$(periods nocc.script cpu-clock)
+check "(d) samples of both events ($ncpu cpu-clock, $nsys sys_exit)" \
+	eval "[ $ncpu -gt 50 ] && [ $nsys -gt 50 ]"
+compare d nocc.data "" ""
+check "(d) weights add up to the cpu-clock periods alone" eq "$(sum d.folded)" "$pcpu"
+check "(d) summary: the sys_exit samples left out, counted" has d.err \
+	"^perf stitch: $ncpu cpu-clock samples exported .*, total weight $pcpu \\(periods\\), .*; $nsys samples without a callchain left out"
+check "(d) no sample without callchain as its ip alone" hasnt d.folded '^[^;]+;syscall_exit_work [0-9]+$'
+compare d-n nocc.data "--count-samples" "--count=samples"
+check "(d) --count=samples: one per cpu-clock sample" eq "$(sum d-n.folded)" "$ncpu"
+compare d-all nocc.data "--kernel --separator --tid" "--kernel-suffix --separator --tid"
+compare d-sys nocc.data "--event-filter raw_syscalls:sys_exit" "--event raw_syscalls:sys_exit"
+check "(d) --event raw_syscalls:sys_exit: nothing, and says why" eval \
+	"[ ! -s d-sys.folded ] && has d-sys.err 'no raw_syscalls:sys_exit sample in nocc.data has a callchain'"
+speedscope d-sp nocc.data cpu-clock
+"$PERF" stitch -F speedscope -i nocc.data -o d-spd.json 2> /dev/null
+check "(d) speedscope: the default = --event cpu-clock" same d-spd.json d-sp.json
+pprof d-pp nocc.data ""
+check "(d) pprof: samples, cpu-clock's alone" eq "$(sum d-pp.samples.traces)" "$ncpu"
+"$PERF" data convert --to-folded d-dc.folded -i nocc.data > /dev/null 2>&1
+check "(d) perf data convert --to-folded = stackcollapse-perf.py" same d-dc.folded d.expected
 
 # ------------------------------------------------------------ errors
 "$PERF" stitch -F flat -i emu.data -o bad.out > /dev/null 2> err1
