@@ -196,11 +196,22 @@ check "mixed: records and samples in timestamp order" \
 	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; if (t < prev) exit 1; prev = t } }' mixed.data.script
 
 # ------------------------------------------------------------ perf report
+# the callchain graphs are compared as trees (perfout.py graph): perf
+# prints sibling branches of equal value in the order of the addresses of
+# their struct dso in its heap, which differ between two perf processes
+# (another perf, another file layout, other allocations before), so the
+# same tree may print its equal branches in another order.  Frames,
+# values and the order of unequal branches are compared.
+graph() { $PY "$here/perfout.py" graph; }
 for g in "callee --no-children" "caller --children" "caller --no-children"; do
 	set -- $g
-	"$SYS_PERF" report -i ref.data --stdio -g "$1" "$2" 2> /dev/null | grep -v '^#' > ref.report
+	"$SYS_PERF" report -i ref.data --stdio -g "$1" "$2" 2> /dev/null | grep -v '^#' > ref.report.raw
+	graph < ref.report.raw > ref.report
 	"$PERF" report -i share.data --stdio -g "$1" "$2" 2> /dev/null > share.report
-	grep -v '^#' share.report > share.report.body
+	grep -v '^#' share.report | graph > share.report.body
+	check "report -g $1 $2: the graphs read whole as trees, every frame kept" \
+		eval "[ $(grep -cvE '^[ |]*\|[ |]*$' ref.report.raw) -eq $(wc -l < ref.report) ] &&
+			hasnt ref.report '^\?\? ' && hasnt share.report.body '^\?\? ' && has ref.report '^ +--'"
 	check "report -g $1 $2: same percentages and callchains" same share.report.body ref.report
 done
 check "report: summary in the header" has share.report "^# deferred callchains: $nsamples deferred samples, $nsamples stitched \(100\.0%\)"
