@@ -417,7 +417,7 @@ def compare(mode, judged, expect, got):
 
 # ------------------------------------------------------------ perf script
 
-SCRIPT_HEADER = re.compile(r'^\s*(\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):')
+SCRIPT_HEADER = re.compile(r'^\s*(-?\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):')
 SCRIPT_FRAME = re.compile(r'^\s+([0-9a-f]+)\s*(.*)$')
 SCRIPT_LOST = re.compile(r'\[user stack lost: ([^\]]*)\]')
 
@@ -520,7 +520,7 @@ def seen_text(ips, lost, s, file_order=False):
 
 # ------------------------------------------------------------ Python dict
 
-PY_SAMPLE = re.compile(r'^S (\S+) (.*) (\d+) (\d+) (\d+) (.*)$')
+PY_SAMPLE = re.compile(r'^S (\S+) (.*) (-?\d+) (-?\d+) (\d+) (.*)$')
 
 
 def check_python(data, dump_path):
