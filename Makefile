@@ -28,12 +28,13 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # (/usr/bin/time) measures peak RSS in make bench; golang-go and the pprof
 # sources build the pprof CLI that reads -F pprof's output; hotspot (with
 # xvfb, xauth for xvfb-run, xdotool and imagemagick for its screenshot)
-# is the GUI the converted files are checked in.  Node.js
+# is the GUI the converted files are checked in.  qemu-system-x86 and
+# busybox-static boot Debian's Linux 7.2 for make vm-record.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
 	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
-	imagemagick
+	imagemagick qemu-system-x86 busybox-static
 
 # tests/perf's suites as perf shell tests of build/perf (perf test list
 # 'deferred suite'); not part of make install
@@ -164,6 +165,40 @@ DEMO_OUT ?= $(BUILD)/demo
 demo: node-deps
 	$(MAKE) all
 	DEMO_OUT="$(DEMO_OUT)" PERF="$(BUILD)/perf" demo/run-demo.sh
+
+# Real deferred callchains: Debian's Linux 7.2 (sid, pinned 7.2.13-1) booted
+# in QEMU (TCG) with the host's root over virtiofs, build/perf recording
+# the workloads of tests/vm/workloads natively (--call-graph=deferred and
+# fp,defer) into build/vm/rec (see tests/vm/README.md).  vm-check then
+# checks the recordings; when the VM cannot boot it fails, or with
+# VM_OPTIONAL=1 says "vm-check: SKIPPED: <reason>" and succeeds.
+VM_DIR := $(BUILD)/vm
+VM_CC ?= gcc
+VM_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -pthread -Wall -Wextra
+VM_WORKLOADS := $(patsubst tests/vm/workloads/%.c,$(VM_DIR)/bin/%,$(wildcard tests/vm/workloads/*.c))
+
+$(VM_DIR)/bin/%: tests/vm/workloads/%.c tests/vm/workloads/common.h
+	@mkdir -p $(@D)
+	$(VM_CC) $(VM_CFLAGS) -o $@ $<
+
+vm-workloads: $(VM_WORKLOADS)
+
+vm-record: deps
+	$(PERF_MAKE)
+	$(MAKE) vm-workloads
+	VM_DIR=$(VM_DIR) tests/vm/vm-record.sh
+
+vm-check:
+	@rm -f $(VM_DIR)/skip-reason; \
+	if ! $(MAKE) vm-record; then \
+		if [ ! -s $(VM_DIR)/skip-reason ]; then echo "vm-check: vm-record failed" >&2; exit 1; fi; \
+		if [ "$(VM_OPTIONAL)" = 1 ]; then echo "vm-check: SKIPPED: $$(cat $(VM_DIR)/skip-reason)"; exit 0; fi; \
+		echo "vm-check: cannot boot the VM: $$(cat $(VM_DIR)/skip-reason) (VM_OPTIONAL=1 makes this a skip)" >&2; \
+		exit 1; \
+	fi; \
+	tests/vm/check-recordings.sh $(VM_DIR)/rec
+
+.PHONY: vm-workloads vm-record vm-check
 
 clean:
 	$(LIB_MAKE) clean

@@ -1,0 +1,167 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+#
+# guest-record.sh [OUTDIR]
+#
+# Runs IN the guest (tests/vm/run-vm.sh, as root, chrooted into the host's
+# root): records the workloads of build/vm/bin with build/perf and
+# --call-graph=deferred / fp,defer, which the 7.2 kernel honours natively.
+# perf writes to /run (a tmpfs: written straight to virtiofs perf.data
+# fails with EFAULT); each file is then copied into OUTDIR (default
+# build/vm/rec; the host empties it before the boot), with the perf logs,
+# the guest's /proc/kallsyms, guest-info.txt and
+#   MANIFEST  one line per recording, tab-separated: file name, the perf
+#             command line, the workload command line (paths as in the
+#             guest, which are the host's)
+#   COUNTS    file name, samples, CALLCHAIN_DEFERRED records, seconds
+# Each recording must hold CALLCHAIN_DEFERRED records (perf report --stats
+# in the guest); the status is 0 when all do, 1 otherwise.
+#
+# bash, for its builtins: starting a process costs 1-2 s in the guest
+# (TCG on a shared 2-core host), so the script starts few.
+set -u
+
+here=${0%/*}
+repo=${here%/tests/vm}
+OUT=${1:-$repo/build/vm/rec}
+PERF=$repo/build/perf
+BIN=$repo/build/vm/bin
+W=$here/workloads
+TMP=/run/vm-rec
+
+t_start=$EPOCHREALTIME
+# seconds since t (EPOCHREALTIME values), one decimal
+since() {
+	local a=${1/./} b=${EPOCHREALTIME/./}
+	local d=$(( (b - a) / 100000 ))
+	printf '%d.%d' $((d / 10)) $((d % 10))
+}
+say() { echo "guest-record: [$(since "$t_start")s] $*"; }
+
+[ -x "$PERF" ] || { say "no $PERF"; exit 1; }
+for w in threads blocker forker execloop; do
+	[ -x "$BIN/$w" ] || { say "no $BIN/$w (make vm-record builds it)"; exit 1; }
+done
+# perf cannot write its data to virtiofs (EFAULT): /run must be the tmpfs
+# that the initramfs mounted
+fstype=
+while read -r _ mnt type _; do
+	[ "$mnt" = /run ] && fstype=$type
+done < /proc/mounts
+[ "$fstype" = tmpfs ] || { say "/run is not a tmpfs ($fstype)"; exit 1; }
+
+mkdir -p "$TMP" "$OUT/logs" || exit 1
+cd "$TMP" || exit 1
+read -r kver < /proc/sys/kernel/osrelease
+read -r paranoid < /proc/sys/kernel/perf_event_paranoid
+ncpu=0
+while read -r k _; do [ "$k" = processor ] && ncpu=$((ncpu + 1)); done < /proc/cpuinfo
+say "kernel $kver, $ncpu CPUs, perf_event_paranoid $paranoid"
+{
+	echo "kernel: $kver"
+	echo "version: $(< /proc/version)"
+	echo "cpus: $ncpu"
+	echo "cmdline: $(< /proc/cmdline)"
+	printf 'date: %(%Y-%m-%d %H:%M:%S UTC)T\n' -1
+} > "$OUT/guest-info.txt"
+cp /proc/kallsyms "$OUT/kallsyms"
+say "setup done"
+
+fail=0
+printf '# file\tperf command line\tworkload command line\n' > "$OUT/MANIFEST"
+printf '# file\tsamples\tCALLCHAIN_DEFERRED\tseconds (record)\n' > "$OUT/COUNTS"
+
+# the arguments as one shell-quoted line
+quote() {
+	local out="" a
+	for a in "$@"; do
+		case $a in
+		*[!A-Za-z0-9_./=,:+@%-]*|"") a="'${a//\'/\'\\\'\'}'" ;;
+		esac
+		out=${out:+$out }$a
+	done
+	printf '%s' "$out"
+}
+
+# record NAME "PERF OPTIONS" WORKLOAD...
+# PERF OPTIONS are split by the shell (no quoting inside); "-o -" writes a
+# pipe stream, redirected into the file.
+record() {
+	local name=$1 popts=$2 pcmd rc t0 t1 samples=0 deferred=0 k e n rest
+	shift 2
+	t0=$EPOCHREALTIME
+	case " $popts " in
+	*" -o - "*)
+		# shellcheck disable=SC2086
+		"$PERF" record $popts -- "$@" > "$TMP/$name" 2> "$OUT/logs/$name.record.log"
+		rc=$?
+		pcmd="record $popts -- $(quote "$@") > $name" ;;
+	*)
+		# shellcheck disable=SC2086
+		"$PERF" record $popts -o "$TMP/$name" -- "$@" > "$OUT/logs/$name.workload.log" 2> "$OUT/logs/$name.record.log"
+		rc=$?
+		pcmd="record $popts -o $name -- $(quote "$@")" ;;
+	esac
+	t1=$(since "$t0")
+	if [ $rc -ne 0 ] || [ ! -s "$TMP/$name" ]; then
+		say "FAIL $name: perf record exited $rc"
+		cat "$OUT/logs/$name.record.log"
+		fail=1
+		return
+	fi
+	"$PERF" report --stats -i "$TMP/$name" > "$OUT/logs/$name.stats" 2>&1
+	# the aggregated counts, before the per-event sections
+	while read -r k e n rest; do
+		[ "$e" = stats: ] && [ "$k" != Aggregated ] && break
+		[ "$e" = events: ] || continue
+		case $k in
+		SAMPLE) samples=$n ;;
+		CALLCHAIN_DEFERRED) deferred=$n ;;
+		esac
+	done < "$OUT/logs/$name.stats"
+	cp "$TMP/$name" "$OUT/" || fail=1
+	printf '%s\t%s\t%s\n' "$name" "$PERF $pcmd" "$(quote "$@")" >> "$OUT/MANIFEST"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$samples" "$deferred" "$t1" >> "$OUT/COUNTS"
+	if [ "$deferred" -gt 0 ]; then
+		say "ok   $name: $samples samples, $deferred CALLCHAIN_DEFERRED records (recorded in $t1 s)"
+	else
+		say "FAIL $name: $samples samples but no CALLCHAIN_DEFERRED records"
+		grep -i 'defer' "$OUT/logs/$name.record.log"
+		fail=1
+	fi
+	rm -f "$TMP/$name"
+}
+
+# 16 threads: system calls and compute, both callchain spellings
+record threads-deferred.data "--call-graph=deferred --sample-cpu -N -F 1000" \
+	"$BIN/threads" 16 2
+record threads-2ev-fpdefer.data "--call-graph=fp,defer -e cpu-clock -e task-clock --sample-cpu -N -F 500" \
+	"$BIN/threads" 16 1.5
+# threads blocked in the kernel for seconds; a context-switch sample each
+# time one blocks, taken in the kernel, its user stack deferred to the return
+record blocker-cs.data "--call-graph=deferred --sample-cpu -N -e cpu-clock/freq=1000/ -e context-switches/period=1/" \
+	"$BIN/blocker" 1
+# fork/exit churn, fixed period
+record forker-c.data "--call-graph=deferred --sample-cpu -N -e cpu-clock -c 500000" \
+	"$BIN/forker" 2 4
+# execve (about 0.4 s of guest CPU each under TCG): a self-exec'ing chain
+# that also runs /bin/true in a child each time
+record execloop.data "--call-graph=fp,defer --sample-cpu -N -F 1000" \
+	"$BIN/execloop" 6
+# system-wide on every CPU, the mix running
+record sysw.data "-a --call-graph=deferred -N -F 400" \
+	sh "$W/mix.sh" "$BIN" 2
+# compressed (PERF_RECORD_COMPRESSED); no --sample-cpu: the sample type
+# upstream perf's fp,defer uses (IP|TID|TIME|CALLCHAIN|PERIOD)
+record threads-z.data "-z --call-graph=deferred -N -F 1000" \
+	"$BIN/threads" 8 1.5
+# pipe output saved to a file
+record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
+	"$BIN/blocker" 0.75
+
+if [ $fail -eq 0 ]; then
+	say "PASS"
+else
+	say "FAILED"
+fi
+exit $fail
