@@ -144,7 +144,9 @@ boot_once() {
 	echo "run-vm: QEMU ran ${elapsed} s (console: $log)" >&2
 }
 
-append="console=ttyS0 loglevel=4 panic=-1 vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
+# nokaslr: the kernel's addresses are the same in every boot, so the
+# kallsyms that a later boot saves symbolize an earlier recording
+append="console=ttyS0 loglevel=4 panic=-1 nokaslr vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
 # The kernel sometimes dies while booting under multi-threaded TCG (an
 # "Oops: int3" in code being patched while another vCPU runs it): boot
 # again, up to VM_BOOT_TRIES times, when it died before the command started.
