@@ -11,6 +11,7 @@
 #   make node-deps    install the pinned npm packages into node_modules/
 #   make demo         profile demo/workload.c with deferred user callchains:
 #                     summary, perf report, flame graph, exports in DEMO_OUT
+#   make perf-upstream  pristine upstream perf 7.2.13 as build/perf-upstream
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -68,6 +69,13 @@ pprof: deps
 		mkdir -p $(BUILD)/go-cache && \
 		GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(BUILD)/go-cache GOFLAGS= \
 			go build -o $(PPROF) github.com/google/pprof && echo "pprof: built $(PPROF)"; fi
+
+# Pristine upstream perf 7.2.13 (build/perf-upstream), built beside ours from
+# Debian sid's linux-source-7.2 as the anchor tests/perf/upstream-compare.py
+# compares with; Makefile.perf-upstream installs its packages
+# (UPSTREAM_DEPS_PACKAGES there) as deps does.  LINUX_SRC=tarball: other sources.
+perf-upstream:
+	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream
 
 # The perf series as a maintainer takes it: git am of patches/perf-6.1/ on a
 # pristine 6.1 tree, checkpatch, a compile of what each patch touches and a
@@ -204,4 +212,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf series-check bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof demo clean
+.PHONY: all perf check check-perf series-check bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
