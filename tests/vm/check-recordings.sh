@@ -16,7 +16,8 @@ PERF=${PERF:-$repo/build/perf}
 [ -f "$dir/MANIFEST" ] || { echo "check-recordings: no $dir/MANIFEST" >&2; exit 1; }
 fail=0 n=0
 printf '%-28s %9s %9s %9s\n' file samples deferred bytes
-for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
+while IFS='	' read -r f _; do
+	case $f in '#'*|'') continue ;; esac
 	n=$((n + 1))
 	if [ ! -f "$dir/$f" ]; then
 		echo "check-recordings: FAIL $f: missing" >&2
@@ -31,6 +32,6 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 	s=${counts% *} d=${counts#* }
 	printf '%-28s %9d %9d %9d\n' "$f" "$s" "$d" "$(wc -c < "$dir/$f")"
 	[ "$d" -gt 0 ] || { echo "check-recordings: FAIL $f: no CALLCHAIN_DEFERRED records" >&2; fail=1; }
-done
+done < "$dir/MANIFEST"
 [ $n -gt 0 ] || { echo "check-recordings: no recordings in $dir/MANIFEST" >&2; fail=1; }
 [ $fail -eq 0 ] && echo "check-recordings: $n recordings, each with deferred records" || exit 1

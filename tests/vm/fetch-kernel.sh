@@ -39,7 +39,8 @@ kdir=$BUILD/vm/kernel
 say() { echo "fetch-kernel: $*" >&2; }
 skip() {
 	say "cannot get the kernel: $*"
-	mkdir -p "$BUILD/vm" && echo "cannot get the kernel: $*" > "$BUILD/vm/skip-reason"
+	mkdir -p "${VM_DIR:-$BUILD/vm}" &&
+		echo "cannot get the kernel: $*" > "${VM_DIR:-$BUILD/vm}/skip-reason"
 	exit 77
 }
 

@@ -51,6 +51,7 @@ log=$VM_DIR/console.log
 rm -f "$VM_DIR/skip-reason"
 
 qpid="" vpid="" tpid="" sock=""
+# shellcheck disable=SC2317  # called by the traps
 cleanup() {
 	for p in $tpid $qpid $vpid; do kill "$p" 2>/dev/null; done
 	[ -z "$sock" ] || rm -f "$sock" "$sock.pid"
@@ -153,8 +154,10 @@ append="console=ttyS0 loglevel=4 panic=-1 nokaslr vmtag=$TAG vmcmd=$cmd${args:+ 
 try=1
 while :; do
 	boot_once
-	[ -z "$why" ] && [ $started = 0 ] && ! grep -q 'VMCMD-EXIT' "$log" &&
-		grep -q 'Kernel panic\|Oops' "$log" && [ $try -lt "$VM_BOOT_TRIES" ] || break
+	if [ -n "$why" ] || [ "$started" = 1 ] || grep -q 'VMCMD-EXIT' "$log" ||
+	   ! grep -q 'Kernel panic\|Oops' "$log" || [ $try -ge "$VM_BOOT_TRIES" ]; then
+		break
+	fi
 	cp "$log" "$log.try$try"
 	echo "run-vm: the kernel died while booting ($(grep -a -m1 'Oops\|Kernel panic' "$log" | tr -d '\r')); boot again (saved $log.try$try)" >&2
 	try=$((try + 1))
@@ -173,7 +176,7 @@ if ! grep -q 'VMINIT-START' "$log"; then
 	grep -q 'Kernel panic' "$log" && reason="the kernel panicked before /init ran"
 	cannot_boot "$reason: $(grep -v '^run-vm:' "$log" | tail -n 3 | tr -s '\r\n' '  ')"
 fi
-if [ "$rc" = 125 ] || { [ -z "$rc" ] && [ $started = 0 ]; }; then
+if [ "$rc" = 125 ] || { [ -z "$rc" ] && [ "$started" = 0 ]; }; then
 	cannot_boot "the guest's /init failed: $(grep '^init:' "$log" | tail -n 1) (see $log)"
 fi
 if [ -z "$rc" ]; then

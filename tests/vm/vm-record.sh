@@ -49,7 +49,7 @@ step fetch-kernel
 
 INITRD=$VM_DIR/initramfs.cpio.gz
 export INITRD
-if [ ! -f "$INITRD" ] || [ "$here/mkinitramfs.sh" -nt "$INITRD" ]; then
+if [ ! -f "$INITRD" ] || [ -n "$(find "$here/mkinitramfs.sh" -newer "$INITRD")" ]; then
 	"$here/mkinitramfs.sh" "$INITRD"
 	rc=$?
 	[ $rc -eq 0 ] || { [ $rc -eq 77 ] && skip "no initramfs: busybox-static missing"; exit 1; }
