@@ -29,7 +29,9 @@ Usage (stdlib and Debian's python3-zstandard for -z files; run with
                                          records, verdicts, late samples
                                          (record earlier in time), records
                                          earlier in the file, records after
-                                         their task's EXIT, the longest wait
+                                         their task's EXIT, records written on
+                                         another CPU than the cookie's, the
+                                         longest wait
     oracle.py stitched DATA OUT.data     perf stitch -o's OUT against DATA
     oracle.py script DATA SCRIPT.txt     `perf script -F event,tid,cpu,time,
                                          ip,sym,dso --ns --max-stack 4096` of DATA
@@ -213,7 +215,7 @@ def map_ip(sample, ip):
 
 def parse_samples(rec_file, with_maps=False, exits=None):
     """The samples (all of them), records {(tid, cookie): [(time, ips,
-    index in the file)]} and exec times {tid: [time]} of a recording;
+    index in the file, cpu)]} and exec times {tid: [time]} of a recording;
     with_maps: each sample with its process's mappings at that point of
     the file; exits: a dict to fill with {tid: [EXIT time]}."""
     samples, records, execs = [], collections.defaultdict(list), collections.defaultdict(list)
@@ -255,7 +257,8 @@ def parse_samples(rec_file, with_maps=False, exits=None):
             cookie_, nr = struct.unpack_from('<QQ', rec, 8)
             ips = struct.unpack_from('<%dQ' % nr, rec, 24)
             sid = pd.parse_sample_id(rec, st)
-            records[(sid['tid'], cookie_)].append((sid['time'], list(ips), index))
+            records[(sid['tid'], cookie_)].append((sid['time'], list(ips), index,
+                                                   sid.get('cpu')))
         elif typ == pd.COMM and misc & pd.MISC_COMM_EXEC:
             st = rec_file.sample_type(rec, False)
             tid = struct.unpack_from('<I', rec, 12)[0]
@@ -272,8 +275,12 @@ def judge(path, with_maps=False, features=None):
         features['samples'] = len(samples)
         features['records'] = sum(len(r) for r in records.values())
         features['records_after_exit'] = sum(
-            1 for (tid, _), recs in records.items() for t, _, _ in recs
+            1 for (tid, _), recs in records.items() for t, _, _, _ in recs
             if any(e < t for e in exits.get(tid, ())))
+        # written on another CPU than the cookie's ((cnt << 32) | (cpu + 1))
+        features['records_cross_cpu'] = sum(
+            1 for (_, c), recs in records.items() for _, _, _, cpu in recs
+            if cpu is not None and (c & 0xffffffff) - 1 != cpu)
     out = []
     for s in samples:
         if s.cookie is None:
@@ -284,7 +291,7 @@ def judge(path, with_maps=False, features=None):
             s.verdict = 'no_record'
             out.append(s)
             continue
-        rtime, ips, rindex = recs[0]
+        rtime, ips, rindex, _ = recs[0]
         if features is not None:
             features['late_samples'] += rtime < s.time
             features['records_earlier_in_file'] += rindex < s.offset
