@@ -92,6 +92,7 @@ check: deps node-deps pprof
 	$(PERF_TEST_SUITES)
 	$(PERF_MAKE) perf-asan
 	$(MAKE) check-perf
+	$(MAKE) vm-check VM_OPTIONAL=1
 	$(MAKE) fuzz-perf-smoke
 	$(PERF_MAKE) series-check SERIES_FULL=1
 
