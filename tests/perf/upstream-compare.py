@@ -56,7 +56,6 @@ import tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 import oracle  # noqa: E402
-import perfdata as pd  # noqa: E402
 
 repo = os.path.dirname(os.path.dirname(here))
 
@@ -121,7 +120,7 @@ def run_script(perf, data, out_path, with_cpu, extra=()):
     return err_path
 
 
-def pair(kernel, ups, ours):
+def pair(ups, ours):
     """Pair the printed samples of one (tid, cpu, time) with its oracle
     samples (of equal kernel part: a multiset), identical chains first."""
     pairs = []
@@ -205,7 +204,7 @@ def compare(data, args, tmp):
                 # of a group share tid and time, so their mappings)
                 u.raw = u.ips[len(k):]
                 u.ips = k + [oracle.map_ip(samples[0], ip) for ip in u.raw]
-            pairs = pair(k, u_got, o_got)
+            pairs = pair(u_got, o_got)
             for what, got in (('upstream', u_got), ('ours', o_got)):
                 if len(got) < len(samples):
                     c['missing_' + what] += len(samples) - len(got)
