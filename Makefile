@@ -11,6 +11,7 @@
 #   make node-deps    install the pinned npm packages into node_modules/
 #   make demo         profile demo/workload.c with deferred user callchains:
 #                     summary, perf report, flame graph, exports in DEMO_OUT
+#                     (DEMO_KERNEL=vm: recorded in Linux 7.2 in QEMU)
 #   make perf-upstream  pristine upstream perf 7.2.13 as build/perf-upstream
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
@@ -170,12 +171,14 @@ node-deps: deps
 	fi
 
 # Native deferral where the kernel can (6.19+), emulated elsewhere; the
-# script says which.  Needs what 'all' and 'node-deps' build (the template
-# of the flame graph); it builds the workload itself.
+# script says which.  DEMO_KERNEL=vm records in Linux 7.2 in QEMU instead
+# (as vm-record; natively).  Needs what 'all' and 'node-deps' build (the
+# template of the flame graph); it builds the workload itself.
 DEMO_OUT ?= $(BUILD)/demo
+DEMO_KERNEL ?= host
 demo: node-deps
 	$(MAKE) all
-	DEMO_OUT="$(DEMO_OUT)" PERF="$(BUILD)/perf" demo/run-demo.sh
+	DEMO_OUT="$(DEMO_OUT)" DEMO_KERNEL="$(DEMO_KERNEL)" PERF="$(BUILD)/perf" demo/run-demo.sh
 
 # Real deferred callchains: Debian's Linux 7.2 (sid, pinned 7.2.13-1) booted
 # in QEMU (TCG) with the host's root over virtiofs, build/perf recording

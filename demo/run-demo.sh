@@ -10,19 +10,27 @@
 # CONFIG_UNWIND_USER): a probe recording tells.  Elsewhere the recording is
 # emulated (perf record --call-graph=deferred,emulate): a frame-pointer
 # recording turned into the file such a kernel would have written.  The
-# demo says which one it used.
+# demo says which one it used.  DEMO_KERNEL=vm records in Debian's Linux 7.2
+# booted in QEMU instead (tests/vm, as 'make vm-record'; demo/guest-record.sh
+# in the guest), natively, and does the rest on the host.
 #
 # usage: demo/run-demo.sh          ('make demo' builds what it needs first)
 #   DEMO_OUT=DIR          outputs (default: build/demo)
+#   DEMO_KERNEL=host|vm   record on this machine's kernel (default), or in
+#                         Linux 7.2 in QEMU (DEMO_OUT must then be on disk,
+#                         not under /tmp or /run: the guest has its own)
 #   PERF=...              the patched perf (default: build/perf)
 #   FLAMEGRAPH_TEMPLATE=  d3-flame-graph's d3-flamegraph-base.html (default:
 #                         node_modules/d3-flame-graph/dist/templates/, from
 #                         'make node-deps')
-#   DEMO_SECONDS=S        how long the workload runs (default: 1.5)
+#   DEMO_SECONDS=S        how long the workload runs (default: 1.5; 3 with
+#                         DEMO_KERNEL=vm, where it runs about 10x slower)
 #   CC=...                compiler for the workload (default: cc)
 #
 # Writes to DEMO_OUT: workload, perf.data, report.txt (perf report --stdio),
-# flamegraph.html, stacks.folded, profile.speedscope.json and logs/STEP.log.
+# flamegraph.html, stacks.folded, profile.speedscope.json, stitched.data,
+# logs/STEP.log, and with DEMO_KERNEL=vm kallsyms (the guest's) and logs/vm/
+# (run-vm.sh's console.log).
 # Every output is written under a temporary name and renamed when its step
 # succeeded.  A failing step stops the demo with a non-zero exit status,
 # its name and its log.
@@ -33,7 +41,7 @@ PERF=${PERF:-$top/build/perf}
 DEMO_OUT=${DEMO_OUT:-$top/build/demo}
 templates=$top/node_modules/d3-flame-graph/dist/templates
 FLAMEGRAPH_TEMPLATE=${FLAMEGRAPH_TEMPLATE:-$templates/d3-flamegraph-base.html}
-DEMO_SECONDS=${DEMO_SECONDS:-1.5}
+DEMO_KERNEL=${DEMO_KERNEL:-host}
 CC=${CC:-cc}
 
 say() { echo "demo: $*"; }
@@ -60,15 +68,28 @@ publish() {
 	mv -f "$1" "$2"
 }
 
+case $DEMO_KERNEL in
+host) DEMO_SECONDS=${DEMO_SECONDS:-1.5} ;;
+vm) DEMO_SECONDS=${DEMO_SECONDS:-3} ;;
+*) die "DEMO_KERNEL=$DEMO_KERNEL: host (this machine's kernel) or vm (Linux 7.2 in QEMU)" ;;
+esac
 [ -x "$PERF" ] || die "$PERF not built: run 'make' (or 'make demo')"
 [ -f "$FLAMEGRAPH_TEMPLATE" ] ||
 	die "no flame graph template $FLAMEGRAPH_TEMPLATE: run 'make node-deps'"
 mkdir -p "$DEMO_OUT/logs" || die "cannot create $DEMO_OUT"
 DEMO_OUT=$(cd "$DEMO_OUT" && pwd)
+if [ "$DEMO_KERNEL" = vm ]; then
+	# the guest runs DEMO_OUT/workload and copies its files there
+	case $(cd "$DEMO_OUT" && pwd -P)/ in
+	/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+		die "DEMO_KERNEL=vm: DEMO_OUT=$DEMO_OUT is not on the disk the guest" \
+		    "shares (it mounts its own /tmp and /run): choose another DEMO_OUT" ;;
+	esac
+fi
 # a failed run must not leave the outputs of an earlier one beside its own
 outputs="workload perf.data report.txt flamegraph.html stacks.folded profile.speedscope.json
 	stitched.data"
-for f in $outputs; do
+for f in $outputs kallsyms; do
 	rm -f "${DEMO_OUT:?}/$f"
 done
 rm -f "$DEMO_OUT"/logs/*.log
@@ -85,21 +106,81 @@ publish "$tmp/workload" "$DEMO_OUT/workload" build-workload
 # Can this kernel defer user callchains?  perf record drops the defer bits
 # where the kernel refuses them and says so (callchain_deferred__warn_fallback());
 # where it accepted them, the recorded attr has defer_callchain set.
-step probe-record "$PERF" record --call-graph=deferred -N -o "$tmp/probe.data" -- true
-if grep -q 'this kernel cannot defer user callchains' "$DEMO_OUT/logs/probe-record.log"; then
-	mode=emulated
+if [ "$DEMO_KERNEL" = vm ]; then
+	mode=vm		# the guest's kernel, which can
 else
-	step probe-evlist "$PERF" evlist -v -i "$tmp/probe.data"
-	grep -q 'defer_callchain: 1' "$DEMO_OUT/logs/probe-evlist.log" ||
-		die "step 'probe-evlist': perf record neither deferred user callchains" \
-		    "nor said it fell back (logs/probe-record.log)"
-	mode=native
+	step probe-record "$PERF" record --call-graph=deferred -N -o "$tmp/probe.data" -- true
+	if grep -q 'this kernel cannot defer user callchains' "$DEMO_OUT/logs/probe-record.log"; then
+		mode=emulated
+	else
+		step probe-evlist "$PERF" evlist -v -i "$tmp/probe.data"
+		grep -q 'defer_callchain: 1' "$DEMO_OUT/logs/probe-evlist.log" ||
+			die "step 'probe-evlist': perf record neither deferred user callchains" \
+			    "nor said it fell back (logs/probe-record.log)"
+		mode=native
+	fi
 fi
+
+# --kallsyms=FILE for the steps that name kernel frames: with DEMO_KERNEL=vm
+# the guest's kernel, not this one
+kallsyms=()
+
+# record_vm: the workload recorded natively in Debian's Linux 7.2 booted in
+# QEMU, as 'make vm-record' does (tests/vm/README.md); perf.data and the
+# guest's kallsyms (nokaslr: the addresses of the recording) into DEMO_OUT
+record_vm() {
+	local vm=$top/tests/vm log=$DEMO_OUT/logs/record-vm.log rc vmlinuz deferred
+	local initrd=$top/build/vm/initramfs.cpio.gz
+
+	# run-vm.sh's console.log, skip-reason and virtiofsd socket: our own,
+	# beside a 'make vm-record' that may be running
+	export VM_DIR=$DEMO_OUT/logs/vm VM_QUIET=1
+	mkdir -p "$VM_DIR" || die "cannot create $VM_DIR"
+	rm -f "$VM_DIR/skip-reason" "$VM_DIR"/console.log*
+	# no_vm WHAT LOG: the VM was asked for and cannot boot
+	no_vm() {
+		die "DEMO_KERNEL=vm: cannot boot the VM: $(cat "$VM_DIR/skip-reason" 2>/dev/null ||
+			echo "$1") (see $2)"
+	}
+	vmlinuz=$("$vm/fetch-kernel.sh" 2> "$DEMO_OUT/logs/fetch-kernel.log" | tail -n 1)
+	rc=$?
+	[ "$rc" -eq 0 ] || no_vm "no kernel (fetch-kernel.sh exited $rc)" "$DEMO_OUT/logs/fetch-kernel.log"
+	if [ ! -f "$initrd" ] || [ -n "$(find "$vm/mkinitramfs.sh" -newer "$initrd")" ]; then
+		"$vm/mkinitramfs.sh" "$initrd" > "$DEMO_OUT/logs/mkinitramfs.log" 2>&1 ||
+			no_vm "no initramfs (busybox-static missing?)" "$DEMO_OUT/logs/mkinitramfs.log"
+	fi
+	say "recording in Linux 7.2 booted in QEMU (TCG: about 30 s; console: $VM_DIR/console.log)"
+	rm -f "$tmp/perf.data"
+	VMLINUZ=$vmlinuz INITRD=$initrd "$vm/run-vm.sh" "$top/demo/guest-record.sh" \
+		"$tmp" "$PERF" "$DEMO_OUT/workload" "$DEMO_SECONDS" > "$log" 2>&1
+	rc=$?
+	[ -f "$tmp/record.log" ] && cat "$tmp/record.log" >> "$log"
+	[ "$rc" -eq 77 ] && no_vm "run-vm.sh exited 77" "$log"
+	if [ "$rc" -ne 0 ]; then
+		echo "demo: step 'record-vm' failed (exit status $rc): run-vm.sh demo/guest-record.sh" >&2
+		tail -n 20 "$log" | sed 's/^/demo:   /' >&2
+		die "full log: $log; the guest's console: $VM_DIR/console.log"
+	fi
+	publish "$tmp/kallsyms" "$DEMO_OUT/kallsyms" record-vm
+	publish "$tmp/perf.data" "$DEMO_OUT/perf.data" record-vm
+	kallsyms=(--kallsyms="$DEMO_OUT/kallsyms")
+	read -r kver < "$tmp/osrelease"
+	kver=${kver%%[+-]*}
+
+	# the kernel deferred: CALLCHAIN_DEFERRED records in the file
+	step record-vm-stats "$PERF" report --stats -i "$DEMO_OUT/perf.data"
+	deferred=$(awk '$1 == "CALLCHAIN_DEFERRED" && $2 == "events:" { print $3; exit }' \
+		"$DEMO_OUT/logs/record-vm-stats.log")
+	[ "${deferred:-0}" -gt 0 ] ||
+		die "step 'record-vm-stats': Linux $kver wrote no CALLCHAIN_DEFERRED records" \
+		    "(logs/record-vm-stats.log, logs/record-vm.log)"
+}
 
 # record MODE: the workload into perf.data
 record() {
 	local callgraph=deferred
 
+	[ "$1" = vm ] && { record_vm; return; }
 	[ "$1" = emulated ] && callgraph=deferred,emulate
 	rm -f "$tmp/perf.data"
 	step "record-$1" "$PERF" record --call-graph="$callgraph" -N -o "$tmp/perf.data" -- \
@@ -127,6 +208,8 @@ case $mode in
 native)
 	say "deferred callchains: native (the kernel deferred the user callchains;" \
 	    "perf record --call-graph=deferred)";;
+vm)
+	say "deferred callchains: native (Linux $kver in QEMU)";;
 emulated)
 	say "deferred callchains: emulated (this kernel cannot defer user callchains;" \
 	    "perf record --call-graph=deferred,emulate)";;
@@ -138,7 +221,7 @@ say "stitch summary (perf script): $line"
 # by thread and function, each with its stitched callchain from the thread's
 # start down to the kernel
 report_stdio() {
-	"$PERF" report -i "$DEMO_OUT/perf.data" --stdio --no-children --sort comm,sym \
+	"$PERF" report "${kallsyms[@]}" -i "$DEMO_OUT/perf.data" --stdio --no-children --sort comm,sym \
 		-g caller --percent-limit 5 > "$tmp/report.txt"
 }
 step report report_stdio
@@ -146,10 +229,18 @@ publish "$tmp/report.txt" "$DEMO_OUT/report.txt" report
 say "top of the stitched 'perf report --stdio' (all of it: $DEMO_OUT/report.txt):"
 grep -v -e '^#$' -e '^# To display' -e '^$' "$DEMO_OUT/report.txt" | head -n 25
 
-# flamegraph.py writes where it runs; perf script report reads ./perf.data
+# flamegraph.py writes where it runs; perf script report reads ./perf.data.
+# With kallsyms, what 'perf script report flamegraph' runs (its own perf
+# script, which would not get the option)
 fg_report() {
-	(cd "$DEMO_OUT" && "$PERF" script report flamegraph --template "$FLAMEGRAPH_TEMPLATE" \
-		-o "$tmp/flamegraph.html")
+	if [ ${#kallsyms[@]} -eq 0 ]; then
+		(cd "$DEMO_OUT" && "$PERF" script report flamegraph --template "$FLAMEGRAPH_TEMPLATE" \
+			-o "$tmp/flamegraph.html")
+	else
+		(cd "$DEMO_OUT" && "$PERF" script "${kallsyms[@]}" \
+			-s "$("$PERF" --exec-path)/scripts/python/flamegraph.py" -- \
+			--template "$FLAMEGRAPH_TEMPLATE" -o "$tmp/flamegraph.html")
+	fi
 }
 step flamegraph fg_report
 publish "$tmp/flamegraph.html" "$DEMO_OUT/flamegraph.html" flamegraph
@@ -157,11 +248,11 @@ publish "$tmp/flamegraph.html" "$DEMO_OUT/flamegraph.html" flamegraph
 # the profile's event: emulated recordings also hold raw_syscalls:sys_exit
 # samples (the emulator's return points), which may come first in time
 event=$("$PERF" evlist -i "$DEMO_OUT/perf.data" 2> /dev/null | head -1)
-step folded "$PERF" stitch -F folded --event "$event" -i "$DEMO_OUT/perf.data" \
+step folded "$PERF" stitch "${kallsyms[@]}" -F folded --event "$event" -i "$DEMO_OUT/perf.data" \
 	-o "$tmp/stacks.folded"
 publish "$tmp/stacks.folded" "$DEMO_OUT/stacks.folded" folded
 
-step speedscope "$PERF" stitch -F speedscope --event "$event" -i "$DEMO_OUT/perf.data" \
+step speedscope "$PERF" stitch "${kallsyms[@]}" -F speedscope --event "$event" -i "$DEMO_OUT/perf.data" \
 	-o "$tmp/profile.speedscope.json"
 publish "$tmp/profile.speedscope.json" "$DEMO_OUT/profile.speedscope.json" speedscope
 
@@ -171,9 +262,12 @@ step convert "$PERF" stitch -i "$DEMO_OUT/perf.data" -o "$tmp/stitched.data"
 publish "$tmp/stitched.data" "$DEMO_OUT/stitched.data" stitched
 
 say "outputs in $DEMO_OUT:"
+[ "$mode" = vm ] && outputs="$outputs kallsyms"
 for f in $outputs; do
 	printf 'demo:   %-24s %s\n' "$f" "$(du -h "$DEMO_OUT/$f" | cut -f1)"
 done
+hotspot="hotspot $DEMO_OUT/stitched.data"
+[ "$mode" = vm ] && hotspot="hotspot --kallsyms $DEMO_OUT/kallsyms $DEMO_OUT/stitched.data"
 say "open $DEMO_OUT/flamegraph.html in a browser (kernel frames blue, user frames green," \
     "lost user stacks red); speedscope.app opens profile.speedscope.json;" \
-    "hotspot $DEMO_OUT/stitched.data shows the stitched stacks in hotspot"
+    "$hotspot shows the stitched stacks in hotspot"

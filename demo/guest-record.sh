@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-record.sh DIR PERF WORKLOAD SECONDS
+#
+# Runs IN the guest of 'make demo DEMO_KERNEL=vm' (tests/vm/run-vm.sh boots
+# Debian's Linux 7.2, which defers user callchains, and runs this host
+# script as root chrooted into the host's root): records WORKLOAD for
+# SECONDS with 'PERF record --call-graph=deferred', natively.  perf writes
+# to /run (a tmpfs: perf.data written straight to virtiofs fails with
+# EFAULT) and the file is then copied to DIR/perf.data.  Also written to
+# DIR: record.log (perf record's output), kallsyms (the guest's
+# /proc/kallsyms: the kernel is booted with nokaslr, so its frames are named
+# on the host with perf report/script --kallsyms=DIR/kallsyms) and
+# osrelease.  DIR and WORKLOAD are on the host's disk (not /tmp or /run:
+# the guest's own); perf.data names WORKLOAD by that path, as on the host.
+#
+# Exit status: perf record's, or 1 when something else failed.
+#
+# bash, for its builtins: a process start costs 1-2 s in the guest (TCG).
+set -u
+
+dir=${1:?usage: guest-record.sh DIR PERF WORKLOAD SECONDS} perf=${2:?} workload=${3:?}
+seconds=${4:?}
+run=/run/demo
+
+fstype=
+while read -r _ mnt type _; do
+	[ "$mnt" = /run ] && fstype=$type
+done < /proc/mounts
+[ "$fstype" = tmpfs ] || { echo "guest-record: /run is not a tmpfs ($fstype)"; exit 1; }
+mkdir -p "$run" || exit 1
+read -r kver < /proc/sys/kernel/osrelease
+echo "$kver" > "$dir/osrelease" || exit 1
+cp /proc/kallsyms "$dir/kallsyms" || exit 1
+
+echo "guest-record: Linux $kver: $perf record --call-graph=deferred -N -o $run/perf.data -- $workload $seconds"
+"$perf" record --call-graph=deferred -N -o "$run/perf.data" -- "$workload" "$seconds" \
+	> "$dir/record.log" 2>&1
+rc=$?
+echo "guest-record: perf record exited $rc"
+if [ -s "$run/perf.data" ]; then
+	cp "$run/perf.data" "$dir/perf.data" || exit 1
+fi
+exit $rc
