@@ -20,26 +20,35 @@
 # bash, for its builtins: a process start costs 1-2 s in the guest (TCG).
 set -u
 
+# say MESSAGE: on the console, after the guest's uptime
+say() {
+	local up
+	read -r up _ < /proc/uptime
+	echo "guest-record: [${up}s] $*"
+}
+
 dir=${1:?usage: guest-record.sh DIR PERF WORKLOAD SECONDS} perf=${2:?} workload=${3:?}
 seconds=${4:?}
 run=/run/demo
+say "started"
 
 fstype=
 while read -r _ mnt type _; do
 	[ "$mnt" = /run ] && fstype=$type
 done < /proc/mounts
-[ "$fstype" = tmpfs ] || { echo "guest-record: /run is not a tmpfs ($fstype)"; exit 1; }
+[ "$fstype" = tmpfs ] || { say "/run is not a tmpfs ($fstype)"; exit 1; }
 mkdir -p "$run" || exit 1
 read -r kver < /proc/sys/kernel/osrelease
 echo "$kver" > "$dir/osrelease" || exit 1
 cp /proc/kallsyms "$dir/kallsyms" || exit 1
 
-echo "guest-record: Linux $kver: $perf record --call-graph=deferred -N -o $run/perf.data -- $workload $seconds"
+say "Linux $kver: $perf record --call-graph=deferred -N -o $run/perf.data -- $workload $seconds"
 "$perf" record --call-graph=deferred -N -o "$run/perf.data" -- "$workload" "$seconds" \
 	> "$dir/record.log" 2>&1
 rc=$?
-echo "guest-record: perf record exited $rc"
+say "perf record exited $rc"
 if [ -s "$run/perf.data" ]; then
 	cp "$run/perf.data" "$dir/perf.data" || exit 1
+	say "copied perf.data out"
 fi
 exit $rc

@@ -154,6 +154,8 @@ record_vm() {
 	VMLINUZ=$vmlinuz INITRD=$initrd "$vm/run-vm.sh" "$top/demo/guest-record.sh" \
 		"$tmp" "$PERF" "$DEMO_OUT/workload" "$DEMO_SECONDS" > "$log" 2>&1
 	rc=$?
+	# the guest's steps (with its uptime) and perf record's output
+	grep -a '^guest-record:' "$VM_DIR/console.log" 2> /dev/null | tr -d '\r' >> "$log"
 	[ -f "$tmp/record.log" ] && cat "$tmp/record.log" >> "$log"
 	[ "$rc" -eq 77 ] && no_vm "run-vm.sh exited 77" "$log"
 	if [ "$rc" -ne 0 ]; then
