@@ -31,7 +31,7 @@ Usage (stdlib and Debian's python3-zstandard for -z files; run with
                                          earlier in the file, records after
                                          their task's EXIT, records written on
                                          another CPU than the cookie's, the
-                                         longest wait
+                                         longest wait, the latest late sample
     oracle.py stitched DATA OUT.data     perf stitch -o's OUT against DATA
     oracle.py script DATA SCRIPT.txt     `perf script -F event,tid,cpu,time,
                                          ip,sym,dso --ns --max-stack 4096` of DATA
@@ -296,6 +296,7 @@ def judge(path, with_maps=False, features=None):
             features['late_samples'] += rtime < s.time
             features['records_earlier_in_file'] += rindex < s.offset
             features['max_wait_ns'] = max(features['max_wait_ns'], rtime - s.time)
+            features['max_late_ns'] = max(features['max_late_ns'], s.time - rtime)
         for other in recs[1:]:
             if other[1] != ips:
                 raise Fail('%s: two records of tid %d cookie %#x with other ips' %
