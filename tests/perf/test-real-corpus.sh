@@ -12,8 +12,8 @@
 #
 # The corpus must keep showing what the models never made: late samples
 # (records earlier in time), records earlier in the file than their
-# samples, records after their task's EXIT, exec orphans and waits of
-# seconds (oracle.py features).
+# samples, records after their task's EXIT, exec orphans, waits of
+# seconds and a late sample long after its record (oracle.py features).
 #
 # usage: tests/perf/test-real-corpus.sh [DIR]   (default tests/corpus/real-7.2)
 #   Environment (tests/perf/lib.sh): PERF, KEEP; ORACLE_PY (oracle-check.sh).
@@ -55,4 +55,6 @@ check "corpus: exec samples, a record of the new program ($(feature exec))" \
 	gt "$(feature exec)" 0
 check "corpus: a record more than 2 s after its sample ($(feature max_wait_ns) ns)" \
 	gt "$(feature max_wait_ns)" 2000000000
+check "corpus: a late sample more than 100 ms after its record ($(feature max_late_ns) ns)" \
+	gt "$(feature max_late_ns)" 100000000
 finish
