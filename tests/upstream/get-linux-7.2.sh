@@ -41,7 +41,8 @@ src_dir=$BUILD/linux-7.2-src   # the tarball taken out of the .deb
 
 say() { echo "get-linux-7.2: $*" >&2; }
 die() { say "$*"; exit 1; }
-sha() { sha256sum "$1" | cut -d' ' -f1; }
+. "$repo/tests/sid-deb.sh"
+sha() { sid_sha "$1"; }
 
 if [ -n "${LINUX_SRC:-}" ]; then
 	[ -f "$LINUX_SRC" ] || die "LINUX_SRC=$LINUX_SRC: no such file"
@@ -51,55 +52,6 @@ if [ -n "${LINUX_SRC:-}" ]; then
 	echo "$t"
 	exit 0
 fi
-
-# The mirror of the machine's Debian suites (not -security), from its deb822
-# source file (as tests/vm/fetch-kernel.sh).
-mirror() {
-	[ -z "${MIRROR:-}" ] || { echo "$MIRROR"; return; }
-	f=/etc/apt/sources.list.d/debian.sources
-	[ -r "$f" ] || { echo http://deb.debian.org/debian; return; }
-	awk '
-		/^[ \t]*$/ { if (uri != "" && !sec) { print uri; found = 1; exit }
-			     uri = ""; sec = 0; next }
-		/^URIs:/ { uri = $2 }
-		/^Suites:/ { if ($0 ~ /-security/) sec = 1 }
-		END { if (!found && uri != "" && !sec) print uri }
-	' "$f" | head -n 1
-}
-
-# Download DEBNAME from sid into $apt_dir; prints its path or fails.
-from_sid() {
-	m=$(mirror)
-	[ -n "$m" ] || return 1
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m sid main" \
-		> "$apt_dir/sources.list"
-	say "apt-get update of sid ($m) into $apt_dir"
-	set -- -o Dir::Etc::sourcelist="$apt_dir/sources.list" \
-		-o Dir::Etc::sourceparts=- \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		-o Debug::NoLocking=1
-	# Debug::NoLocking: the private lists need no lock, and the machine's
-	# own apt may be busy meanwhile.
-	if ! apt-get "$@" -q update > "$apt_dir/update-linux-source.log" 2>&1; then
-		say "apt-get update failed (see $apt_dir/update-linux-source.log)"
-		return 1
-	fi
-	if grep -q '^[WE]:' "$apt_dir/update-linux-source.log"; then
-		grep '^[WE]:' "$apt_dir/update-linux-source.log" | head -n 3 | sed 's/^/get-linux-7.2:   /' >&2
-	fi
-	say "apt-get download $PKG=$VER (164 MB)"
-	if ! (cd "$apt_dir" && apt-get "$@" -q download "$PKG=$VER") \
-		> "$apt_dir/download-linux-source.log" 2>&1; then
-		say "sid has no $PKG=$VER any more, or the download failed (see $apt_dir/download-linux-source.log)"
-		return 1
-	fi
-	[ -f "$apt_dir/$DEBNAME" ] || return 1
-	echo "$apt_dir/$DEBNAME"
-}
 
 # The tarball taken out of the .deb before, if intact.
 tarball=$src_dir/linux-source-7.2.tar.xz
@@ -111,21 +63,8 @@ if [ -f "$tarball" ] && [ -f "$tarball.sha256" ] &&
 fi
 
 deb=""
-if [ -f "$apt_dir/$DEBNAME" ] && [ "$(sha "$apt_dir/$DEBNAME")" = "$DEB_SHA256" ]; then
-	deb=$apt_dir/$DEBNAME
-	say "using $deb (downloaded before, sha256 ok)"
-elif [ "${UPSTREAM_NO_SID:-}" != 1 ]; then
-	rm -f "$apt_dir/$DEBNAME"
-	if got=$(from_sid); then
-		s=$(sha "$got")
-		if [ "$s" = "$DEB_SHA256" ]; then
-			deb=$got
-			say "downloaded $DEBNAME from sid, sha256 ok"
-		else
-			say "$got from sid has sha256 $s, not $DEB_SHA256: not used"
-			rm -f "$got"
-		fi
-	fi
+if [ "${UPSTREAM_NO_SID:-}" != 1 ]; then
+	deb=$(sid_deb "$PKG" "$VER" "$DEBNAME" "$DEB_SHA256" linux-source) || deb=""
 fi
 
 if [ -n "$deb" ]; then

@@ -44,54 +44,8 @@ skip() {
 	exit 77
 }
 
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-
-# The mirror of the machine's Debian suites (not -security), from its
-# deb822 source file.
-mirror() {
-	[ -z "${MIRROR:-}" ] || { echo "$MIRROR"; return; }
-	f=/etc/apt/sources.list.d/debian.sources
-	[ -r "$f" ] || { echo http://deb.debian.org/debian; return; }
-	awk '
-		/^[ \t]*$/ { if (uri != "" && !sec) { print uri; found = 1; exit }
-			     uri = ""; sec = 0; next }
-		/^URIs:/ { uri = $2 }
-		/^Suites:/ { if ($0 ~ /-security/) sec = 1 }
-		END { if (!found && uri != "" && !sec) print uri }
-	' "$f" | head -n 1
-}
-
-# Download DEBNAME from sid into $apt_dir; prints its path or fails.
-from_sid() {
-	m=$(mirror)
-	[ -n "$m" ] || return 1
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $m sid main" \
-		> "$apt_dir/sources.list"
-	say "apt-get update of sid ($m) into $apt_dir"
-	set -- -o Dir::Etc::sourcelist="$apt_dir/sources.list" \
-		-o Dir::Etc::sourceparts=- \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		-o Debug::NoLocking=1
-	# -o Debug::NoLocking: the private lists need no lock, and the
-	# machine's own apt may be busy (make deps) meanwhile.
-	if ! apt-get "$@" -q update > "$apt_dir/update.log" 2>&1; then
-		say "apt-get update failed (see $apt_dir/update.log)"
-		return 1
-	fi
-	if grep -q '^[WE]:' "$apt_dir/update.log"; then
-		grep '^[WE]:' "$apt_dir/update.log" | head -n 3 | sed 's/^/fetch-kernel:   /' >&2
-	fi
-	if ! (cd "$apt_dir" && apt-get "$@" -q download "$PKG=$VER") > "$apt_dir/download.log" 2>&1; then
-		say "sid has no $PKG=$VER any more, or the download failed (see $apt_dir/download.log)"
-		return 1
-	fi
-	[ -f "$apt_dir/$DEBNAME" ] || return 1
-	echo "$apt_dir/$DEBNAME"
-}
+. "$repo/tests/sid-deb.sh"
+sha() { sid_sha "$1"; }
 
 stamp=$kdir/.deb-sha256
 if [ -z "${LINUX_IMAGE_DEB:-}" ] && [ -f "$kdir/vmlinuz" ] && [ -f "$stamp" ] &&
@@ -108,24 +62,7 @@ if [ -n "${LINUX_IMAGE_DEB:-}" ]; then
 	say "NOT the pinned kernel: using LINUX_IMAGE_DEB=$deb"
 	say "  its sha256 $sum is not checked (the pinned one is $PKG $VER, $SHA256)"
 else
-	deb=""
-	# a package downloaded before, if intact
-	if [ -f "$apt_dir/$DEBNAME" ] && [ "$(sha "$apt_dir/$DEBNAME")" = "$SHA256" ]; then
-		deb=$apt_dir/$DEBNAME
-		say "using $deb (downloaded before, sha256 ok)"
-	fi
-	if [ -z "$deb" ]; then
-		rm -f "$apt_dir/$DEBNAME"
-		if got=$(from_sid); then
-			if [ "$(sha "$got")" = "$SHA256" ]; then
-				deb=$got
-				say "downloaded $DEBNAME from sid, sha256 ok"
-			else
-				say "$got from sid has sha256 $(sha "$got"), not $SHA256: not used"
-				rm -f "$got"
-			fi
-		fi
-	fi
+	deb=$(sid_deb "$PKG" "$VER" "$DEBNAME" "$SHA256" kernel) || deb=""
 	if [ -z "$deb" ]; then
 		copy=$UPSTREAM_COPY/$DEBNAME
 		[ -f "$copy" ] || skip "not in sid, and no copy at $copy (set UPSTREAM_COPY or LINUX_IMAGE_DEB)"
