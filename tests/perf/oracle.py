@@ -335,6 +335,24 @@ def differ(w, h):
                                                  w[start:n + 80])
 
 
+def same(want, seen):
+    """Does a text seen agree with the oracle's?  Orphans agree when their
+    reasons do (agrees()) and whatever follows the reason (';' ...) is equal."""
+    if want == seen:
+        return True
+    if not (want.startswith('orphan ') and seen.startswith('orphan ')):
+        return False
+    w_reason, _, w_rest = want[7:].partition(';')
+    s_reason, _, s_rest = seen[7:].partition(';')
+    return agrees(w_reason, s_reason) and w_rest == s_rest
+
+
+def mismatches(want, seen):
+    """The (oracle, seen) pairs of two equally long lists of texts of the
+    samples of one key that disagree, each list taken in sorted order."""
+    return [(w, h) for w, h in zip(sorted(want), sorted(seen)) if not same(w, h)]
+
+
 def report(mode, bad, n):
     if bad:
         print('oracle: %s: %d of %d samples disagree' % (mode, len(bad), n))
@@ -407,19 +425,15 @@ def compare(mode, judged, expect, got):
     """Per key, the multiset of expected texts against the one seen."""
     bad = []
     for key, ss in expect.items():
-        want = sorted(expected_text(s) for s in ss)
-        have = sorted(got.get(key, []))
+        want = [expected_text(s) for s in ss]
+        have = got.get(key, [])
         if len(want) != len(have):
             bad.append('tid %d time %d: %d samples expected, %d seen' %
                        (key[1], key[3], len(want), len(have)))
             continue
-        for w, h in zip(want, have):
-            ok = w == h
-            if not ok and w.startswith('orphan ') and h.startswith('orphan '):
-                ok = agrees(w.split()[1], h.split()[1])
-            if not ok:
-                bad.append('tid %d time %d cookie %#x: seen %s' %
-                           (key[1], key[3], ss[0].cookie, differ(w, h)))
+        for w, h in mismatches(want, have):
+            bad.append('tid %d time %d cookie %#x: seen %s' %
+                       (key[1], key[3], ss[0].cookie, differ(w, h)))
     return report(mode, bad, len(judged))
 
 
@@ -486,13 +500,10 @@ def check_script(data, script_path, file_order=False):
             bad.append('tid %d time %d: %d samples expected, %d printed' %
                        (key[0], key[1], len(ss), len(have)))
             continue
-        want = sorted(script_text(s) for s in ss)
-        seen = sorted(seen_text(ips, lost, s, file_order) for (ips, lost), s in zip(have, ss))
-        for w, h in zip(want, seen):
-            if w != h and not (w.startswith('orphan ') and h.startswith('orphan ') and
-                               agrees(w.split()[1].split(';')[0], h.split()[1].split(';')[0]) and
-                               w.split(';')[1:] == h.split(';')[1:]):
-                bad.append('tid %d time %d: printed %s' % (key[0], key[1], differ(w, h)))
+        want = [script_text(s) for s in ss]
+        seen = [seen_text(ips, lost, s, file_order) for (ips, lost), s in zip(have, ss)]
+        for w, h in mismatches(want, seen):
+            bad.append('tid %d time %d: printed %s' % (key[0], key[1], differ(w, h)))
     return report('perf script' + (' in file order' if file_order else ''), bad, len(judged))
 
 
@@ -559,7 +570,7 @@ def check_python(data, dump_path):
             bad.append('tid %d time %d: %d samples expected, %d dumped' %
                        (key[0], key[1], len(ss), len(have)))
             continue
-        want = sorted(expected_text(s) for s in ss)
+        want = [expected_text(s) for s in ss]
         seen = []
         for d, ips in have:
             if d.get('status') == 'stitched':
@@ -567,10 +578,8 @@ def check_python(data, dump_path):
                 seen.append('stitched ' + ' '.join('%x' % ip for ip in ips[-n:] if n))
             else:
                 seen.append('orphan %s' % d.get('reason', d.get('status')))
-        for w, h in zip(want, sorted(seen)):
-            if w != h and not (w.startswith('orphan ') and h.startswith('orphan ') and
-                               agrees(w.split()[1], h.split()[1])):
-                bad.append('tid %d time %d: dict %s' % (key[0], key[1], differ(w, h)))
+        for w, h in mismatches(want, seen):
+            bad.append('tid %d time %d: dict %s' % (key[0], key[1], differ(w, h)))
     return report('python dict', bad, len(judged))
 
 

@@ -72,6 +72,20 @@ static struct unwind_stitcher *new_stitcher(enum unwind_stitcher_order order, si
 	return st;
 }
 
+/* Time-ordered input (opts.sorted) delivered in input order, as perf uses it. */
+static struct unwind_stitcher *new_sorted_stitcher(void)
+{
+	struct unwind_stitcher_opts opts = {
+		.sz = sizeof(opts), .deliver = collect, .order = UNWIND_STITCHER_ORDER_INPUT,
+		.window = W, .layout = UNWIND_COOKIE_LAYOUT_MERGED_LE, .sorted = true,
+	};
+	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+
+	ck_assert_ptr_nonnull(st);
+	nr_outs = 0;
+	return st;
+}
+
 static const uint64_t kchain[] = { UNWIND_COOKIE_CONTEXT_KERNEL, 0xffffffff81000010ULL };
 
 static void sample(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
@@ -522,14 +536,8 @@ END_TEST
 /* The same in time order, where the exit's evidence is settled soonest. */
 START_TEST(test_record_after_exit_sorted)
 {
-	struct unwind_stitcher_opts opts = {
-		.sz = sizeof(opts), .deliver = collect, .order = UNWIND_STITCHER_ORDER_INPUT,
-		.window = W, .layout = UNWIND_COOKIE_LAYOUT_MERGED_LE, .sorted = true,
-	};
-	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+	struct unwind_stitcher *st = new_sorted_stitcher();
 
-	ck_assert_ptr_nonnull(st);
-	nr_outs = 0;
 	sample(st, 1, 10, 11, 1000, C1);
 	ck_assert_int_eq(unwind_stitcher__task_exit(st, 10, 11, 1050), 0);
 	tick(st, 1050);
@@ -838,14 +846,8 @@ END_TEST
  */
 START_TEST(test_sorted_input)
 {
-	struct unwind_stitcher_opts opts = {
-		.sz = sizeof(opts), .deliver = collect, .order = UNWIND_STITCHER_ORDER_INPUT,
-		.window = W, .layout = UNWIND_COOKIE_LAYOUT_MERGED_LE, .sorted = true,
-	};
-	struct unwind_stitcher *st = unwind_stitcher__new(&opts);
+	struct unwind_stitcher *st = new_sorted_stitcher();
 
-	ck_assert_ptr_nonnull(st);
-	nr_outs = 0;
 	sample(st, 1, 10, 11, 1000, C1);
 	sample(st, 2, 20, 21, 1001, 0);
 	ck_assert_uint_eq(nr_outs, 0);		/* sample 2 waits for sample 1 */
