@@ -232,14 +232,31 @@ static uint64_t cookie_cpu_differs(enum unwind_cookie_layout layout, uint64_t co
 	return !unwind_cookie__decode(layout, cookie, &f) && f.cpu != cpu;
 }
 
+/*
+ * Feed the log in @order. With @round (file order cut in rounds of that
+ * time, unwind_kmodel__file_order()), pass the horizon as perf does at each
+ * PERF_RECORD_FINISHED_ROUND: 0 first, then the newest time fed before the
+ * previous round.
+ */
 static void feed(struct unwind_stitcher *st, struct run *run, const size_t *order,
-		 struct rng *r, uint64_t *fed, uint64_t *distinct, uint64_t *cross,
-		 enum unwind_cookie_layout layout)
+		 uint64_t round, struct rng *r, uint64_t *fed, uint64_t *distinct,
+		 uint64_t *cross, enum unwind_cookie_layout layout)
 {
+	uint64_t clock = 0, round_clock = 0, cur_round = 0;
 	size_t i, j;
 
+	if (round)
+		ck_assert_int_eq(unwind_stitcher__horizon(st, 0), 0);
 	for (i = 0; i < run->nr_ev; i++) {
 		const struct unwind_kmodel_event *e = &run->ev[order[i]];
+
+		if (round && e->time / round > cur_round) {
+			ck_assert_int_eq(unwind_stitcher__horizon(st, round_clock), 0);
+			round_clock = clock;
+			cur_round = e->time / round;
+		}
+		if (e->time > clock)
+			clock = e->time;
 
 		switch (e->type) {
 		case UNWIND_KMODEL_SAMPLE: {
@@ -331,7 +348,7 @@ static void check_scenario(unsigned int seed)
 	struct unwind_stitcher_opts opts = { .sz = sizeof(opts), .deliver = deliver };
 	struct unwind_stitcher_stats stats;
 	struct unwind_stitcher *st;
-	bool file_order;
+	bool file_order, rounds;
 	uint64_t round = 1 + pick(&r, 200), fed = 0, distinct = 0, cross = 0;
 	uint64_t late = 0, stitched = 0, samples = 0, deferred = 0;
 	size_t *order, i, pass;
@@ -363,8 +380,14 @@ static void check_scenario(unsigned int seed)
 			run.corrupt[i] = run.corrupt[i - 1];
 	}
 	opts.order = chance(&r, 50) ? UNWIND_STITCHER_ORDER_INPUT : UNWIND_STITCHER_ORDER_RESOLVED;
-	/* The disorder a perf.data file has is one round; time order has none. */
-	opts.window = (file_order ? round : 0) + 10;
+	/*
+	 * The disorder a perf.data file has is one round; time order has none.
+	 * In file order the rounds may be passed as perf does
+	 * (unwind_stitcher__horizon()), and the window then needs to cover only
+	 * late samples, not the disorder.
+	 */
+	rounds = file_order && chance(&r, 50);
+	opts.window = (file_order && !rounds ? round : 0) + 10;
 	/* Time order may say so: the same outcome, settled as records arrive. */
 	opts.sorted = !file_order && chance(&r, 50);
 	layout = opts.layout = chance(&r, 80) ? UNWIND_COOKIE_LAYOUT_MERGED_LE : pick(&r, 3);
@@ -382,7 +405,7 @@ static void check_scenario(unsigned int seed)
 		st = unwind_stitcher__new(&opts);
 		ck_assert_ptr_nonnull(st);
 		fed = distinct = cross = 0;
-		feed(st, &run, order, &fr, &fed, &distinct, &cross, layout);
+		feed(st, &run, order, rounds ? round : 0, &fr, &fed, &distinct, &cross, layout);
 		ck_assert_int_eq(unwind_stitcher__finish(st), 0);
 		stats.sz = sizeof(stats);
 		ck_assert_int_eq(unwind_stitcher__stats(st, &stats), 0);
