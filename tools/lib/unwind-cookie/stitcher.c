@@ -1260,16 +1260,22 @@ int unwind_stitcher__task_exec(struct unwind_stitcher *st, uint32_t pid, uint32_
 /* Why a sample still waiting at the end of the stream never got its record. */
 static enum unwind_orphan_reason end_reason(struct unwind_stitcher *st, struct slot *sl)
 {
+	const struct task *t = sl->task;
+	bool exited, later_record;
 	uint64_t when = 0;
 
 	/*
-	 * Without evidence that the task left the kernel entry, a lost notice
-	 * proves nothing: the task may still be inside it.
+	 * The evidence slot_check() weighs, the earlier telling: a later
+	 * entry's record before the exit means this one's was lost. Without
+	 * evidence that the task left the kernel entry, a lost notice proves
+	 * nothing: the task may still be inside it.
 	 */
-	if (task_exit_at_or_after(sl->task, sl->max_time, &when))
-		return exit_reason(st, sl, UNWIND_ORPHAN_TASK_EXITED, when);
-	if (sl->task->has_record_time && sl->task->max_record_time > sl->max_time)
+	exited = task_exit_at_or_after(t, sl->max_time, &when);
+	later_record = t->has_record_time && t->max_record_time > sl->max_time;
+	if (later_record && (!exited || t->max_record_time < when))
 		return UNWIND_ORPHAN_RECORD_LOST;
+	if (exited)
+		return exit_reason(st, sl, UNWIND_ORPHAN_TASK_EXITED, when);
 	return UNWIND_ORPHAN_STREAM_ENDED;
 }
 
