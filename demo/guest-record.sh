@@ -12,8 +12,8 @@
 # DIR: record.log (perf record's output), kallsyms (the guest's
 # /proc/kallsyms: the kernel is booted with nokaslr, so its frames are named
 # on the host with perf report/script --kallsyms=DIR/kallsyms) and
-# osrelease.  DIR and WORKLOAD are on the host's disk (not /tmp or /run:
-# the guest's own); perf.data names WORKLOAD by that path, as on the host.
+# osrelease.  DIR and WORKLOAD are on the host's disk (not /run: the
+# guest's own); perf.data names WORKLOAD by that path, as on the host.
 #
 # Exit status: perf record's, or 1 when something else failed.
 #

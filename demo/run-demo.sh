@@ -18,7 +18,7 @@
 #   DEMO_OUT=DIR          outputs (default: build/demo)
 #   DEMO_KERNEL=host|vm   record on this machine's kernel (default), or in
 #                         Linux 7.2 in QEMU (DEMO_OUT must then be on disk,
-#                         not under /tmp or /run: the guest has its own)
+#                         not under /run: the guest has its own)
 #   PERF=...              the patched perf (default: build/perf)
 #   FLAMEGRAPH_TEMPLATE=  d3-flame-graph's d3-flamegraph-base.html (default:
 #                         node_modules/d3-flame-graph/dist/templates/, from
@@ -81,9 +81,9 @@ DEMO_OUT=$(cd "$DEMO_OUT" && pwd)
 if [ "$DEMO_KERNEL" = vm ]; then
 	# the guest runs DEMO_OUT/workload and copies its files there
 	case $(cd "$DEMO_OUT" && pwd -P)/ in
-	/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
+	/run/* | /dev/* | /proc/* | /sys/*)
 		die "DEMO_KERNEL=vm: DEMO_OUT=$DEMO_OUT is not on the disk the guest" \
-		    "shares (it mounts its own /tmp and /run): choose another DEMO_OUT" ;;
+		    "shares (it mounts its own /run): choose another DEMO_OUT" ;;
 	esac
 fi
 # a failed run must not leave the outputs of an earlier one beside its own

@@ -96,10 +96,12 @@ check "demo: report shows a workload function" has demo.out \
 # DEMO_KERNEL=vm records in Linux 7.2 booted in QEMU: half a minute, which
 # make vm-check spends already on the same VM.  Here only that, asked for
 # and impossible, it fails before any boot and says why.
-DEMO_KERNEL=vm DEMO_OUT=$tmp/vm-out PERF=$PERF "$top/demo/run-demo.sh" > vm-tmp.out 2> vm-tmp.err
+run_out=$(mktemp -d /run/test-demo-vm.XXXXXX)
+DEMO_KERNEL=vm DEMO_OUT=$run_out PERF=$PERF "$top/demo/run-demo.sh" > vm-run.out 2> vm-run.err
 rc=$?
-check "DEMO_KERNEL=vm: DEMO_OUT under /tmp (the guest's own) refused (status $rc)" eval \
-	"[ $rc -ne 0 ] && has vm-tmp.err '^demo: DEMO_KERNEL=vm: DEMO_OUT=.* not on the disk the guest'"
+rm -rf "$run_out"
+check "DEMO_KERNEL=vm: DEMO_OUT under /run (the guest's own) refused (status $rc)" eval \
+	"[ $rc -ne 0 ] && has vm-run.err '^demo: DEMO_KERNEL=vm: DEMO_OUT=.* not on the disk the guest'"
 mkdir -p "$top/build" && vm_out=$(mktemp -d "$top/build/.test-demo-vm.XXXXXX") &&
 	LINUX_IMAGE_DEB=/nonexistent.deb DEMO_KERNEL=vm DEMO_OUT=$vm_out PERF=$PERF \
 	"$top/demo/run-demo.sh" > vm-noboot.out 2> vm-noboot.err

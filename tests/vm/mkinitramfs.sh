@@ -85,9 +85,9 @@ mount -t devtmpfs devtmpfs /mnt/dev
 mkdir -p /mnt/dev/pts /mnt/dev/shm
 mount -t devpts devpts /mnt/dev/pts
 mount -t tmpfs shm /mnt/dev/shm
-# perf writes its output here: straight to virtiofs it fails with EFAULT
+# perf writes its output here: straight to virtiofs it fails with EFAULT.
+# /tmp stays the host's: a checkout there (CI's clone) must be seen whole.
 mount -t tmpfs run /mnt/run
-mount -t tmpfs tmp /mnt/tmp
 mount -t tracefs tracefs /mnt/sys/kernel/tracing 2>/dev/null || true
 # anyone may profile anything; kernel addresses visible; and no lowering of
 # the sampling rate because TCG makes perf's interrupts look slow
@@ -103,7 +103,7 @@ chroot /mnt /usr/bin/env -i \
 	"$cmd" "$@" < /dev/console > /dev/console 2>&1
 rc=$?
 sync
-for d in tmp run dev/shm dev/pts dev sys/kernel/tracing sys proc; do
+for d in run dev/shm dev/pts dev sys/kernel/tracing sys proc; do
 	umount /mnt/$d 2>/dev/null
 done
 umount /mnt 2>/dev/null
