@@ -16,8 +16,9 @@
 #
 # Variables: VM_DIR (build/vm), VMLINUZ ($VM_DIR/kernel/vmlinuz), INITRD
 # ($VM_DIR/initramfs.cpio.gz), VM_SMP (4), VM_MEM (4G), VM_TIMEOUT (seconds
-# for each boot, 600), VM_BOOT_TIMEOUT (seconds until CMD starts, 180),
-# VM_BOOT_TRIES (boots when the kernel dies before CMD starts, 3),
+# for each boot, 600), VM_BOOT_TIMEOUT (seconds until CMD starts, 90; a boot
+# takes 10-40 s), VM_BOOT_TRIES (boots when the kernel dies or hangs before
+# CMD starts, 3),
 # QEMU (qemu-system-x86_64), VIRTIOFSD (/usr/lib/qemu/virtiofsd),
 # VM_APPEND (more kernel parameters), VM_QUIET=1 (console to the log only).
 set -u
@@ -30,7 +31,7 @@ INITRD=${INITRD:-$VM_DIR/initramfs.cpio.gz}
 VM_SMP=${VM_SMP:-4}
 VM_MEM=${VM_MEM:-4G}
 VM_TIMEOUT=${VM_TIMEOUT:-600}
-VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-180}
+VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
 VM_BOOT_TRIES=${VM_BOOT_TRIES:-3}
 QEMU=${QEMU:-qemu-system-x86_64}
 VIRTIOFSD=${VIRTIOFSD:-/usr/lib/qemu/virtiofsd}
@@ -149,17 +150,24 @@ boot_once() {
 # kallsyms that a later boot saves symbolize an earlier recording
 append="console=ttyS0 loglevel=4 panic=-1 nokaslr vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
 # The kernel sometimes dies while booting under multi-threaded TCG (an
-# "Oops: int3" in code being patched while another vCPU runs it): boot
-# again, up to VM_BOOT_TRIES times, when it died before the command started.
+# "Oops: int3" in code being patched while another vCPU runs it), or hangs
+# silently after decompressing itself (seen once in a CI run): boot again,
+# up to VM_BOOT_TRIES times, when the command never started.
 try=1
 while :; do
 	boot_once
-	if [ -n "$why" ] || [ "$started" = 1 ] || grep -q 'VMCMD-EXIT' "$log" ||
-	   ! grep -q 'Kernel panic\|Oops' "$log" || [ $try -ge "$VM_BOOT_TRIES" ]; then
+	if [ "$started" = 1 ] || grep -q 'VMCMD-EXIT' "$log" || [ $try -ge "$VM_BOOT_TRIES" ]; then
+		break
+	fi
+	if [ "$why" = boot ]; then
+		what="hung while booting (no command after ${VM_BOOT_TIMEOUT} s)"
+	elif grep -q 'Kernel panic\|Oops' "$log"; then
+		what="died while booting ($(grep -a -m1 'Oops\|Kernel panic' "$log" | tr -d '\r'))"
+	else
 		break
 	fi
 	cp "$log" "$log.try$try"
-	echo "run-vm: the kernel died while booting ($(grep -a -m1 'Oops\|Kernel panic' "$log" | tr -d '\r')); boot again (saved $log.try$try)" >&2
+	echo "run-vm: the kernel $what; boot again (saved $log.try$try)" >&2
 	try=$((try + 1))
 done
 
