@@ -301,8 +301,9 @@ def judge(path, with_maps=False, features=None):
             if other[1] != ips:
                 raise Fail('%s: two records of tid %d cookie %#x with other ips' %
                            (path, s.tid, s.cookie))
-        if s.time <= rtime and any(s.time <= e < rtime for e in execs.get(s.tid, ())):
-            s.verdict = 'exec'
+        lo, hi = (s.time, rtime) if s.time <= rtime else (rtime, s.time)
+        if any(lo <= e < hi for e in execs.get(s.tid, ())):
+            s.verdict = 'exec'     # the record shows another program than the sample
         elif not pd.sanitize(ips):
             s.verdict = 'unwind_failed'
         else:

@@ -672,16 +672,19 @@ static void slot_orphan_all(struct unwind_stitcher *st, struct slot *sl,
 /*
  * Join @s to the record of its slot, or orphan it when the record cannot
  * describe its user stack: the task exec'd between the sample and the
- * record (the record shows the new program), or the unwind found nothing.
+ * record (the record shows the new program; or, for a late sample, the
+ * sample does), or the unwind found nothing.
  */
 static void slot_settle(struct unwind_stitcher *st, struct slot *sl, struct sample *s)
 {
 	struct record *rec = sl->record;
+	bool exec_between = s->time <= rec->time ?
+		task_boundary_between(sl->task, s->time, rec->time, false) :
+		task_boundary_between(sl->task, rec->time, s->time, false);
 
 	if (!same_incarnation(st, sl->task, s->pid, s->time, rec->pid, rec->time))
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_TASK_EXITED, NULL);
-	else if (s->time <= rec->time &&
-		 task_boundary_between(sl->task, s->time, rec->time, false))
+	else if (exec_between)
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_EXEC, NULL);
 	else if (!rec->nr)
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_UNWIND_FAILED, NULL);

@@ -756,11 +756,16 @@ START_TEST(test_exec)
 	/* A sample of a later entry is not affected by the old exec. */
 	sample(st, 3, 10, 11, 1030, C2);
 	record(st, 10, 11, 5, 1040, C2, U2, 2);
+	/* a late sample after an exec that followed the unwind: not the record's program */
+	record(st, 10, 11, 5, 1050, C3, U1, 3);
+	ck_assert_int_eq(unwind_stitcher__task_exec(st, 10, 11, 1052), 0);
+	sample(st, 4, 10, 11, 1054, C3);
 	unwind_stitcher__finish(st);
 	assert_orphan(find(1), UNWIND_ORPHAN_EXEC);
 	assert_stitched(find(2), U2, 2);
 	assert_stitched(find(3), U2, 2);
-	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_EXEC], 1);
+	assert_orphan(find(4), UNWIND_ORPHAN_EXEC);
+	ck_assert_uint_eq(stats_of(st).orphans[UNWIND_ORPHAN_EXEC], 2);
 	assert_reconciled(st);
 	unwind_stitcher__delete(st);
 }
