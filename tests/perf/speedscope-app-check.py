@@ -20,8 +20,9 @@ prints "check NAME ok" or "check NAME -- WHAT DIFFERS" per check, and
   - per profile, the Left Heavy flame chart: the frames the app's hover
     tooltip named down the chart's left edge are the frames the file puts
     there (name, file, weight; laid out as speedscope does: the heaviest
-    child first), to the last one there or MAX_ROWS; its screenshot has
-    frames drawn (several colours over a large area);
+    child first), to the last one there or MAX_ROWS; in its screenshot
+    those rows are filled with colour over the width their weight gives
+    them, different frames in different colours;
   - --user FUNC: FUNC is in a table as a user frame (not
     [kernel.kallsyms]) with samples;
   - per FUNC the app selected (speedscope-app.js FUNC...): the same of
@@ -221,21 +222,60 @@ def table_problems(prof, rows):
     return "; ".join(out)
 
 
-def png_colours(png, top):
-    """(colours, pixels): distinct colours (16 levels a channel) of 300
-    pixels or more, and the pixels of clear colour (not white, grey or
-    black), in the chart below TOP"""
+ROW_PX = 20      # the height of a row of speedscope's flame charts
+
+
+def clear_colour(r, g, b):
+    """not white, grey or black: a frame's fill, not text or background"""
+    return max(r, g, b) - min(r, g, b) >= 24
+
+
+def drawn_problems(prof, col, png):
+    """'' when the screenshot PNG of the Left Heavy chart has the frames of
+    COL, the column the app's tooltips read at its left edge, drawn as the
+    file says: row by row, the heaviest child of the row above from the
+    chart's left edge on, as wide as its share of the profile's weight,
+    filled with colour over most of that width; and rows of different
+    frames in different colours.  What is expected comes from the file,
+    not from what one run drew."""
+    shown = col.get("frames") or []
+    if not shown or not col.get("width") or col.get("y") is None:
+        return "no frame under the mouse to find the chart by"
     try:
         width, height, bpp, rows = load_flamegraph_check().read_png(png)
     except SystemExit as err:
-        return 0, 0, str(err)
-    buckets = Counter()
-    for line in rows[max(0, top):]:
-        for x in range(0, width * bpp, bpp):
-            r, g, b = line[x], line[x + 1], line[x + 2]
-            if max(r, g, b) - min(r, g, b) >= 24:
-                buckets[(r >> 4, g >> 4, b >> 4)] += 1
-    return sum(1 for n in buckets.values() if n >= 300), sum(buckets.values()), ""
+        return str(err)
+    total = sum(c.total for c in prof.tree.children.values())
+    left = 3 - col["offset"]            # the column was read at x = 3
+    node, problems, colours, keys = prof.tree, [], set(), set()
+    for i in range(len(shown)):
+        if not node.children:
+            break
+        node = sorted(node.children.values(), key=lambda c: -c.total)[0]
+        span = node.total / total * col["width"]
+        # the row's top is at most 8 px above where the tooltip was found
+        top = col["y"] + ROW_PX * i
+        x0, x1 = max(0, int(left) + 1), min(width, int(left + span) - 1)
+        if x1 - x0 < 4 or top + 12 > height:
+            break
+        buckets = Counter()
+        for line in rows[top:top + 12]:
+            for x in range(x0, x1):
+                r, g, b = line[x * bpp], line[x * bpp + 1], line[x * bpp + 2]
+                if clear_colour(r, g, b):
+                    buckets[(r >> 4, g >> 4, b >> 4)] += 1
+        filled = sum(buckets.values()) / (12 * (x1 - x0))
+        if filled < 0.5:
+            problems.append("row %d (%s, %d px wide): %d%% coloured" % (
+                i, prof.label(node.frame)[0], x1 - x0, filled * 100))
+        elif prof.label(node.frame) not in keys:
+            keys.add(prof.label(node.frame))
+            colours.add(buckets.most_common(1)[0][0])
+    if not keys and not problems:
+        return "no row of the chart wide enough to look at"
+    if len(keys) >= 2 and len(colours) < 2:
+        problems.append("%d different frames, all in one colour" % len(keys))
+    return "; ".join(problems)
 
 
 def main(argv):
@@ -293,12 +333,8 @@ def main(argv):
               follow(prof, prof.tree, got["heaviest"], max_rows))
         say("%s, heaviest stack drawn: %s" % (what, " > ".join(
             f[0] + ("" if f[1] != KERNEL else "[k]") for f in got["heaviest"]["frames"])))
-        colours, pixels, err = png_colours(got["png"], (got["heaviest"].get("y") or 0) - 8)
-        check("%s: screenshot: frames drawn, several colours over a large area" % what,
-              err or ("" if colours >= 4 and pixels >= 20000 else
-                      "%d colours, %d coloured pixels" % (colours, pixels)))
-        say("%s: screenshot %s: %d colours, %d coloured pixels" % (
-            what, os.path.basename(got["png"]), colours, pixels))
+        check("%s: screenshot: the heaviest stack's frames drawn, as wide as their weight, "
+              "in colours" % what, drawn_problems(prof, got["heaviest"], got["png"]))
         for total, _self, name, file in got["table"]:
             if name in wanted and file != KERNEL and parse_weight(total, prof.unit) and \
                     parse_weight(total, prof.unit)[0] > 0:

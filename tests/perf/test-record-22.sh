@@ -37,9 +37,13 @@ recorder=$PERF
 [ -n "$sys_is_61" ] && recorder=$SYS_PERF
 
 # ------------------------------------------------------------ base file
-if ! "$recorder" record -q -e cpu-clock -g -o base.data -- true > record.log 2>&1; then
+# The recorded program burns 40M iterations (tens of ms) so that every
+# recording has samples: 'true' can exit before the first tick of
+# cpu-clock, and a pipe recording of it then had none on some machines.
+build_workload "$here/loop.c" loop -O0
+if ! "$recorder" record -q -e cpu-clock -g -o base.data -- ./loop > record.log 2>&1; then
 	cat record.log
-	abort "perf record -e cpu-clock -g -- true ($recorder)"
+	abort "perf record -e cpu-clock -g -- ./loop ($recorder)"
 fi
 "$PERF" report --stats -i base.data > base.stats 2> base.err
 base_total=$(stat base.stats TOTAL)
@@ -74,7 +78,7 @@ check "-D: Aggregated stats count it" eq "$(grep -A30 'Aggregated stats' one.dum
 
 "$PERF" script -i one.data > one.script 2> one.script.err
 check "perf script: exit status 0" [ $? -eq 0 ]
-check "perf script: one line per sample" eq "$(grep -Ec '^ *true ' one.script)" "$base_samples"
+check "perf script: one line per sample" eq "$(grep -Ec '^ *loop ' one.script)" "$base_samples"
 "$PERF" report --stdio -i one.data > one.report 2> one.report.err
 check "perf report: all samples" has one.report "^# Samples: $base_samples +of event 'cpu-clock'"
 
@@ -131,7 +135,7 @@ check "unknown types: TOTAL counts them" eq "$(stat unknown.stats TOTAL)" $((bas
 check "unknown types: perf script exit status 0" [ $? -eq 0 ]
 check "unknown types: exactly one warning" eq "$(count unknown.script.err '^Found [0-9]+ unknown events')" 1
 check "unknown types: warning text" has unknown.script.err "^Found 3 unknown events, skipped them \(first: type [0-9]+ at file offset 0x[0-9a-f]+\)!\$"
-check "unknown types: perf script still shows all samples" eq "$(grep -Ec '^ *true ' unknown.script)" "$base_samples"
+check "unknown types: perf script still shows all samples" eq "$(grep -Ec '^ *loop ' unknown.script)" "$base_samples"
 "$PERF" report -D -i unknown.data > unknown.dump 2>&1
 for t in 23 99 200; do
 	check "unknown types: -D shows type $t skipped" has unknown.dump "unknown record type $t, skipped\$"
@@ -148,7 +152,7 @@ check "bigger attrs: type 22 still counted" eq "$(stat attr.stats CALLCHAIN_DEFE
 check "bigger attrs: attr.size clamped to ours" has attr.evlist "^cpu-clock: type: 1, size: 128,"
 
 # ------------------------------------------------------------ pipe mode (0001)
-if "$recorder" record -q -e cpu-clock -g -o - -- true > pipe.data 2> pipe.log; then
+if "$recorder" record -q -e cpu-clock -g -o - -- ./loop > pipe.data 2> pipe.log; then
 	# a feature id this perf does not know, and a user record type above
 	# PERF_RECORD_HEADER_MAX, both appended to the stream
 	$GEN --feature 200 --raw-type 99 pipe.data pipe2.data > pipe2.gen
