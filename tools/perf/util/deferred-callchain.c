@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deferred user callchains (Linux 6.19): the samples whose callchain ends in
+ * PERF_CONTEXT_USER_DEFERRED, cookie joined to the
+ * PERF_RECORD_CALLCHAIN_DEFERRED record holding their user part, by
+ * libunwind-cookie's stitch engine, while the session delivers them; the
+ * pseudo-frames shown where a user part is missing; the summaries.
+ */
+#include <elf.h>
+#include <endian.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/build_bug.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+#include <perf/event.h>
+#include <subcmd/parse-options.h>
+#include <unwind-cookie/callchain.h>
+#include <unwind-cookie/cookie.h>
+#include <unwind-cookie/stitcher.h>
+#include "callchain.h"
+#include "debug.h"
+#include "dso.h"
+#include "event.h"
+#include "events_stats.h"
+#include "header.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "map.h"
+#include "session.h"
+#include "symbol.h"
+#include "thread.h"
+#include "tool.h"
+#include "units.h"
+#include "deferred-callchain.h"
+
+/*
+ * Stitching.
+ *
+ * Every event perf_session__deliver_event() parsed comes here while the
+ * session has a struct deferred_callchain (its events have callchains):
+ *
+ *  - a sample whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie
+ *    goes to the stitch engine (libunwind-cookie), a copy of the event held
+ *    as its payload;
+ *  - a PERF_RECORD_CALLCHAIN_DEFERRED goes to the engine as the record of
+ *    its cookie; the tool sees it only if it has its own
+ *    callchain_deferred callback;
+ *  - exits, exec comms and lost records are boundaries the engine needs;
+ *  - everything else, and the events above, is handed back to the tool in
+ *    the order fed (UNWIND_STITCHER_ORDER_INPUT): while the engine holds a
+ *    sample, later events are copied and queued behind it; when nothing is
+ *    held they are delivered at once, without a copy or the engine.
+ *
+ * The engine hands each held sample back once: stitched (its callchain
+ * rebuilt as kernel..., PERF_CONTEXT_USER, user...) or as an orphan (the
+ * chain kept, perf_sample::deferred naming the reason). Both go on through
+ * perf_session__deliver_parsed_event().
+ */
+
+/* malformed deferred samples reported one by one; the rest are only counted */
+#define DEFERRED_SAMPLE_REPORT_MAX	10
+
+struct deferred_item {
+	u64			file_offset;
+	const char		*file_path;
+	union perf_event	event;		/* copied, header.size bytes */
+};
+
+struct deferred_callchain {
+	struct perf_session		*session;
+	struct unwind_stitcher		*st;
+	bool				stitch;
+	bool				st_failed;
+	enum unwind_cookie_layout	layout;
+	/* items fed to the engine and not yet handed back */
+	u64				outstanding;
+	/* first error of a delivery from inside the engine */
+	int				err;
+	/* counted whether stitching or not */
+	u64				nr_samples;
+	u64				nr_records;
+	/* records written by an event without PERF_SAMPLE_CPU */
+	u64				nr_records_no_cpu;
+	/* the newest time fed to the engine: the time of an item without one */
+	u64				clock;
+	/* the clock at the last PERF_RECORD_FINISHED_ROUND */
+	u64				round_clock;
+	/* in file order, nothing still to come is older (the rounds say) */
+	u64				horizon;
+	struct deferred_sample_info	info;
+	struct ip_callchain		*chain;
+	size_t				chain_cap;
+};
+
+static const char * const deferred_status_names[] = {
+	[DEFERRED_SAMPLE__UNSTITCHED]	= "unstitched",
+	[DEFERRED_SAMPLE__STITCHED]	= "stitched",
+	[DEFERRED_SAMPLE__ORPHAN]	= "orphan",
+};
+
+const char *deferred_sample_info__status(const struct deferred_sample_info *info)
+{
+	if (!info || info->status >= ARRAY_SIZE(deferred_status_names))
+		return "unknown";
+	return deferred_status_names[info->status];
+}
+
+const char *deferred_sample_info__reason(const struct deferred_sample_info *info)
+{
+	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
+		return unwind_orphan_reason__name(UNWIND_ORPHAN_NONE);
+	return unwind_orphan_reason__name(info->reason);
+}
+
+const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info)
+{
+	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
+		return unwind_orphan_reason__key(UNWIND_ORPHAN_NONE);
+	return unwind_orphan_reason__key(info->reason);
+}
+
+/* ---- options ---- */
+
+struct unit_suffix {
+	const char	*suffix;
+	u64		mult;
+};
+
+/*
+ * @str: a decimal number > 0 and one of @units' suffixes ("" for a bare
+ * number); *@value: the number times that suffix's multiplier.
+ */
+static int parse_scaled(const char *str, const struct unit_suffix *units, size_t nr_units,
+			u64 *value)
+{
+	char *end;
+	size_t i;
+	u64 val;
+
+	if (!isdigit((unsigned char)*str))
+		return -1;
+	errno = 0;
+	val = strtoull(str, &end, 10);
+	if (errno || !val)
+		return -1;
+	for (i = 0; i < nr_units; i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (val > UINT64_MAX / units[i].mult)
+			return -1;
+		*value = val * units[i].mult;
+		return 0;
+	}
+	return -1;
+}
+
+/* "100ms", "2s", "500us", "1000ns"; a bare number is in milliseconds */
+int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset)
+{
+	static const struct unit_suffix units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 },
+	};
+	u64 *window = opt->value;
+
+	if (unset || !str) {
+		*window = 0;
+		return 0;
+	}
+	if (!parse_scaled(str, units, ARRAY_SIZE(units), window))
+		return 0;
+	pr_err("invalid --%s '%s': expected a time > 0 such as 100ms, 2s, 500us\n",
+	       opt->long_name, str);
+	return -1;
+}
+
+/*
+ * "512M", "2G", "64K", "4096B" as perf's other sizes (parse_tag_value());
+ * a bare number is in MiB
+ */
+int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset)
+{
+	static struct parse_tag tags[] = {
+		{ .tag = 'B', .mult = 1 },
+		{ .tag = 'K', .mult = 1 << 10 },
+		{ .tag = 'M', .mult = 1 << 20 },
+		{ .tag = 'G', .mult = 1 << 30 },
+		{ .tag = 0 },
+	};
+	static const struct unit_suffix mib[] = { { "", 1ULL << 20 } };
+	u64 *max_bytes = opt->value;
+	unsigned long val;
+
+	if (unset || !str) {
+		*max_bytes = 0;
+		return 0;
+	}
+	val = parse_tag_value(str, tags);
+	if (val != (unsigned long)-1 && val) {
+		*max_bytes = val;
+		return 0;
+	}
+	if (!parse_scaled(str, mib, ARRAY_SIZE(mib), max_bytes))
+		return 0;
+	pr_err("invalid --%s '%s': expected a size > 0 such as 256M, 2G\n",
+	       opt->long_name, str);
+	return -1;
+}
+
+/* ---- pseudo-frames ---- */
+
+/*
+ * A map of its own, [deferred], with one symbol per pseudo-frame, so that
+ * the frames show by name wherever perf shows symbols (report, script,
+ * flame graphs) and sort apart (each at an address of its own, which is
+ * also the frame's address):
+ *
+ *	[user stack lost: <reason>]		0x20 + 0x10 * reason
+ *	[user stack deferred: cookie 0x...]	the cookie, for the first
+ *						PSEUDO_COOKIE_MAX cookies, when
+ *						asked for (perf script)
+ *	[user stack deferred]			0x10, for the others
+ *
+ * Never freed: hist entries and callchain nodes keep pointing to them.
+ */
+#define PSEUDO_COOKIE_MAX	65536
+#define PSEUDO_COOKIE_MIN	0x1000	/* above the fixed frames */
+
+static struct {
+	struct dso	*dso;
+	struct map	*map;
+	struct symbol	*deferred;
+	struct symbol	*lost[UNWIND_ORPHAN__MAX];
+	unsigned int	nr_cookies;
+	bool		cookies;
+	bool		failed;
+} pseudo;
+
+void deferred_callchain__cookie_frames(bool on)
+{
+	pseudo.cookies = on;
+}
+
+static bool pseudo__init(void)
+{
+	if (pseudo.map)
+		return true;
+	if (pseudo.failed)
+		return false;
+
+	pseudo.dso = dso__new("[deferred]");
+	if (!pseudo.dso)
+		goto fail;
+	pseudo.dso->has_srcline = 0;	/* no file behind it */
+	dso__set_loaded(pseudo.dso);
+	pseudo.map = map__new2(0, pseudo.dso);
+	if (!pseudo.map)
+		goto fail;
+	return true;
+fail:
+	pr_err("not enough memory for the deferred callchain pseudo-frames\n");
+	pseudo.failed = true;
+	return false;
+}
+
+static struct symbol *pseudo__symbol(u64 start, const char *name)
+{
+	struct symbol *sym = symbol__new(start, 1, STB_GLOBAL, STT_FUNC, name);
+
+	if (sym)
+		dso__insert_symbol(pseudo.dso, sym);
+	return sym;
+}
+
+static struct symbol *pseudo__deferred(u64 cookie)
+{
+	struct symbol *sym;
+	char name[64];
+
+	if (cookie >= PSEUDO_COOKIE_MIN && pseudo.cookies) {
+		sym = dso__find_symbol(pseudo.dso, cookie);
+		if (sym && sym->start == cookie)
+			return sym;
+		if (pseudo.nr_cookies < PSEUDO_COOKIE_MAX) {
+			snprintf(name, sizeof(name), "[user stack deferred: cookie %#" PRIx64 "]",
+				 cookie);
+			sym = pseudo__symbol(cookie, name);
+			if (sym) {
+				pseudo.nr_cookies++;
+				return sym;
+			}
+		}
+	}
+	if (!pseudo.deferred)
+		pseudo.deferred = pseudo__symbol(0x10, "[user stack deferred]");
+	return pseudo.deferred;
+}
+
+static struct symbol *pseudo__lost(int reason)
+{
+	char name[64];
+
+	if (reason <= UNWIND_ORPHAN_NONE || reason >= UNWIND_ORPHAN__MAX)
+		reason = UNWIND_ORPHAN_NONE;
+	if (!pseudo.lost[reason]) {
+		snprintf(name, sizeof(name), "[user stack lost: %s]",
+			 unwind_orphan_reason__name(reason));
+		pseudo.lost[reason] = pseudo__symbol(0x20 + 0x10 * reason, name);
+	}
+	return pseudo.lost[reason];
+}
+
+s64 callchain__deferred_marker(const struct ip_callchain *chain)
+{
+	u64 i;
+
+	for (i = 0; chain && i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED)
+			return i;
+		if (chain->ips[i] == PERF_CONTEXT_USER)
+			return -1;
+	}
+	return -1;
+}
+
+bool callchain__has_deferred_tail(const struct ip_callchain *chain)
+{
+	s64 marker = callchain__deferred_marker(chain);
+
+	return marker >= 0 && (u64)marker + 2 == chain->nr;
+}
+
+int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
+				      const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	const struct ip_callchain *chain = sample->callchain;
+	struct map_symbol ms = {
+		.thread	= thread,
+	};
+
+	if (!pseudo__init())
+		return 0;	/* reported once: the frame is left out */
+	if (info && info->status == DEFERRED_SAMPLE__ORPHAN)
+		ms.sym = pseudo__lost(info->reason);
+	else
+		ms.sym = pseudo__deferred(chain->ips[chain->nr - 1]);
+	if (!ms.sym)
+		return 0;
+	ms.map = pseudo.map;
+	return callchain_cursor_append(cursor, ms.sym->start, &ms, false, NULL, 0, 0, 0, NULL);
+}
+
+/* ---- the session side ---- */
+
+static int deferred__print(enum libunwind_cookie_print_level level, const char *fmt, va_list ap)
+{
+	switch (level) {
+	case LIBUNWIND_COOKIE_ERR:
+	case LIBUNWIND_COOKIE_WARN:
+		return veprintf(0, verbose, fmt, ap);
+	case LIBUNWIND_COOKIE_INFO:
+		return veprintf(1, verbose, fmt, ap);
+	case LIBUNWIND_COOKIE_DEBUG:
+	default:
+		return veprintf(2, verbose, fmt, ap);
+	}
+}
+
+static enum unwind_cookie_layout deferred__layout(struct perf_session *session)
+{
+	bool host_le = __BYTE_ORDER == __LITTLE_ENDIAN;
+
+	/* the producer's byte order decides where the halves of a cookie are */
+	if (host_le != session->header.needs_swap)
+		return UNWIND_COOKIE_LAYOUT_MERGED_LE;
+	return UNWIND_COOKIE_LAYOUT_MERGED_BE;
+}
+
+static void deferred__set_info(struct deferred_callchain *dc, u64 cookie,
+			       enum deferred_sample_status status)
+{
+	struct deferred_sample_info *info = &dc->info;
+	struct unwind_cookie_fields fields;
+
+	memset(info, 0, sizeof(*info));
+	info->cookie = cookie;
+	info->status = status;
+	if (!unwind_cookie__decode(dc->layout, cookie, &fields)) {
+		info->cookie_valid = true;
+		info->cookie_cpu = fields.cpu;
+		info->cookie_counter = fields.counter;
+	}
+}
+
+/* Rebuilds @sample's callchain with the record's user part. */
+static int deferred__stitch(struct deferred_callchain *dc, struct perf_sample *sample,
+			    const struct unwind_stitched_sample *s)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	struct unwind_callchain_split split;
+	size_t need;
+	long len;
+
+	/* fed only after a successful split */
+	if (!chain || unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred)
+		return -EINVAL;
+
+	need = unwind_callchain__stitched_len(split.nr_kernel, s->nr_user);
+	if (need > dc->chain_cap) {
+		struct ip_callchain *bigger;
+
+		bigger = realloc(dc->chain, sizeof(*bigger) + need * sizeof(u64));
+		if (!bigger)
+			return -ENOMEM;
+		dc->chain = bigger;
+		dc->chain_cap = need;
+	}
+	len = unwind_callchain__stitch(split.kernel, split.nr_kernel, s->user, s->nr_user,
+				       dc->chain->ips, dc->chain_cap);
+	if (len < 0)
+		return (int)len;
+	dc->chain->nr = len;
+	sample->callchain = dc->chain;
+	return 0;
+}
+
+/* The engine hands an item back: deliver it as if it had not been held. */
+static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sample *s)
+{
+	struct deferred_callchain *dc = ctx;
+	struct deferred_item *item = s->payload;
+	struct perf_sample sample;
+	int err;
+
+	dc->outstanding--;
+	if (dc->err)
+		goto out;
+
+	perf_sample__init(&sample, /*all=*/false);
+	err = perf_session__parse_sample(dc->session, &item->event, &sample, item->file_offset);
+	if (err)
+		goto out_err;
+
+	switch (s->status) {
+	case UNWIND_STITCH_STITCHED:
+		err = deferred__stitch(dc, &sample, s);
+		if (err)
+			goto out_err;
+		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__STITCHED);
+		dc->info.record_cpu = s->record_cpu;
+		dc->info.record_cpu_known = s->record_cpu != UNWIND_STITCHER_CPU_UNKNOWN;
+		dc->info.record_time = s->record_time;
+		dc->info.late = s->late;
+		sample.deferred = &dc->info;
+		break;
+	case UNWIND_STITCH_ORPHAN:
+		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__ORPHAN);
+		dc->info.reason = s->reason;
+		sample.deferred = &dc->info;
+		break;
+	case UNWIND_STITCH_NOT_DEFERRED:
+	case UNWIND_STITCH_PASSTHROUGH:
+	default:
+		break;
+	}
+
+	err = perf_session__deliver_parsed_event(dc->session, &item->event, &sample,
+						 item->file_offset, item->file_path);
+out_err:
+	perf_sample__exit(&sample);
+	if (err)
+		dc->err = err;
+out:
+	free(item);
+}
+
+static struct deferred_item *deferred__copy(union perf_event *event, u64 file_offset,
+					    const char *file_path, size_t *bytes)
+{
+	struct deferred_item *item;
+
+	*bytes = offsetof(struct deferred_item, event) + event->header.size;
+	item = malloc(*bytes);
+	if (!item)
+		return NULL;
+	item->file_offset = file_offset;
+	item->file_path = file_path;
+	memcpy(&item->event, event, event->header.size);
+	return item;
+}
+
+/*
+ * An event whose deferred samples or PERF_RECORD_CALLCHAIN_DEFERRED records
+ * have no time, if any.  The engine places every sample and record in time:
+ * when a record may still come, which incarnation of a tid it belongs to,
+ * whether an exec or exit came between.  An untimed one cannot be placed:
+ * the session delivers events without a time at once, ahead of the timed
+ * ones ordered_events still holds, so neither the time of the events
+ * delivered before it nor its place in the file says when it was written,
+ * and a guess seconds off would join it to nothing, or as a late record.
+ *
+ * Records come from the events with defer_output; a file that marks none
+ * may have them from any event.
+ */
+static struct evsel *deferred__untimed_source(struct evlist *evlist)
+{
+	struct evsel *evsel;
+	bool marked_output = false;
+
+	evlist__for_each_entry(evlist, evsel) {
+		if (evsel->core.attr.defer_output)
+			marked_output = true;
+	}
+	evlist__for_each_entry(evlist, evsel) {
+		const struct perf_event_attr *attr = &evsel->core.attr;
+		bool source = (attr->sample_type & PERF_SAMPLE_CALLCHAIN) ||
+			      attr->defer_output || !marked_output;
+
+		if (source && !(attr->sample_type & PERF_SAMPLE_TIME))
+			return evsel;
+	}
+	return NULL;
+}
+
+static bool deferred__start(struct deferred_callchain *dc)
+{
+	struct perf_session *session = dc->session;
+	const struct perf_tool *tool = session->tool;
+	struct unwind_stitcher_opts opts = {
+		.sz			= sizeof(opts),
+		.deliver		= deferred__deliver_held,
+		.ctx			= dc,
+		.order			= UNWIND_STITCHER_ORDER_INPUT,
+		.window			= tool->deferred_stitch_window,
+		.max_pending_bytes	= tool->deferred_stitch_max_bytes,
+		.layout			= dc->layout,
+	};
+	struct evsel *untimed;
+
+	if (dc->st)
+		return true;
+	if (dc->st_failed)
+		return false;
+
+	/* the engine works on sample times: records and samples need them */
+	if (!(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_TIME) ||
+	    !evlist__sample_id_all(session->evlist)) {
+		pr_warning("No sample times: deferred user callchains are not stitched.\n");
+		goto fail;
+	}
+	untimed = deferred__untimed_source(session->evlist);
+	if (untimed) {
+		pr_warning("Event '%s' has no sample times (PERF_SAMPLE_TIME): deferred user callchains are not stitched.\n",
+			   evsel__name(untimed));
+		goto fail;
+	}
+	/*
+	 * Behind ordered_events the input is in time order: a record settles
+	 * its samples when it comes.  The window is the engine's default in
+	 * every reading mode, so that all give the same answer: it bounds how
+	 * long after its record a late sample joins it, and a task preempted
+	 * on its way back to user space after the unwind can take more than
+	 * 100ms (seen on 7.2).
+	 */
+	if (tool->ordered_events)
+		opts.sorted = true;
+	/* only printing by default; perf's own output routes it */
+	libunwind_cookie_set_print(deferred__print);
+	dc->st = unwind_stitcher__new(&opts);
+	/* in file order, nothing is older than the rounds seen so far allow */
+	if (dc->st && !tool->ordered_events)
+		unwind_stitcher__horizon(dc->st, dc->horizon);
+	if (dc->st)
+		return true;
+	pr_err("Cannot set up the deferred callchain stitcher: %s, showing them unstitched.\n",
+	       strerror(errno));
+fail:
+	dc->st_failed = true;
+	dc->stitch = false;
+	return false;
+}
+
+/* The result of a call that may have delivered held items. */
+static int deferred__result(struct deferred_callchain *dc, int err)
+{
+	if (dc->err)
+		return dc->err;
+	return err;
+}
+
+/*
+ * The time to give the engine for an item: its own, or, for an event
+ * without PERF_SAMPLE_TIME (or without sample_id), the newest time fed so
+ * far.  Never (u64)-1, which would move the engine's clock to the end of
+ * time: nothing after it could be released before the end of the input.
+ * Only events that are neither samples with a deferred callchain nor
+ * records get here without a time (deferred__untimed_source()).
+ */
+static u64 deferred__time(struct deferred_callchain *dc, const struct perf_sample *sample)
+{
+	if (sample->time == (u64)-1)
+		return dc->clock;
+	if (sample->time > dc->clock)
+		dc->clock = sample->time;
+	return sample->time;
+}
+
+static int deferred__forward(struct deferred_callchain *dc, union perf_event *event,
+			     struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	struct deferred_item *item;
+	size_t bytes;
+	u64 time;
+	int err;
+
+	if (!dc->outstanding)
+		return perf_session__deliver_parsed_event(dc->session, event, sample,
+							  file_offset, file_path);
+
+	item = deferred__copy(event, file_offset, file_path, &bytes);
+	if (!item)
+		return -ENOMEM;
+	time = deferred__time(dc, sample);
+	dc->outstanding++;
+	err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
+	if (err) {
+		dc->outstanding--;
+		free(item);
+	}
+	return deferred__result(dc, err);
+}
+
+static int deferred__invalid_sample(struct perf_session *session, union perf_event *event,
+				    const struct ip_callchain *chain, u64 file_offset)
+{
+	struct events_stats *stats = evlist__stats(session->evlist);
+	char what[96] = "cookie 0";
+	u64 i;
+
+	if (stats->nr_invalid_deferred_samples++ >= DEFERRED_SAMPLE_REPORT_MAX)
+		return 0;
+
+	for (i = 0; i < chain->nr; i++) {
+		if (chain->ips[i] == PERF_CONTEXT_USER_DEFERRED)
+			break;
+	}
+	if (i + 2 != chain->nr) {
+		scnprintf(what, sizeof(what),
+			  "PERF_CONTEXT_USER_DEFERRED at entry %" PRIu64 " of %" PRIu64
+			  ", not second to last", i, (u64)chain->nr);
+	}
+	pr_err("%#" PRIx64 " [%#x]: malformed deferred callchain in a sample: %s, skipping it\n",
+	       file_offset, event->header.size, what);
+	if (stats->nr_invalid_deferred_samples == DEFERRED_SAMPLE_REPORT_MAX)
+		pr_err("further samples with a malformed deferred callchain are only counted\n");
+	return 0;
+}
+
+static int deferred__sample(struct deferred_callchain *dc, union perf_event *event,
+			    struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	struct unwind_callchain_split split;
+	struct unwind_stitcher_sample in;
+	struct deferred_item *item;
+	size_t bytes;
+	int err;
+
+	/* a marker anywhere before the user part: stitched or reported */
+	if (callchain__deferred_marker(chain) < 0)
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+
+	if (unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred) {
+		deferred__invalid_sample(dc->session, event, chain, file_offset);
+		/* -D shows every event as it is in the file */
+		if (dump_trace)
+			return perf_session__deliver_parsed_event(dc->session, event, sample,
+								  file_offset, file_path);
+		return 0;
+	}
+
+	dc->nr_samples++;
+	if (!dc->stitch || !deferred__start(dc)) {
+		/* shown raw: machine.c adds the [user stack deferred] frame */
+		deferred__set_info(dc, split.cookie, DEFERRED_SAMPLE__UNSTITCHED);
+		sample->deferred = &dc->info;
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+	}
+
+	item = deferred__copy(event, file_offset, file_path, &bytes);
+	if (!item)
+		return -ENOMEM;
+	/* the kernel part is taken from the copy again when it comes back */
+	in = (struct unwind_stitcher_sample){
+		.sz		= sizeof(in),
+		.pid		= sample->pid,
+		.tid		= sample->tid,
+		.cpu		= sample->cpu,
+		.time		= deferred__time(dc, sample),
+		.cookie		= split.cookie,
+		.payload	= item,
+		.payload_bytes	= bytes,
+	};
+	dc->outstanding++;
+	err = unwind_stitcher__add_sample(dc->st, &in);
+	if (err) {
+		/* not taken: never handed back */
+		dc->outstanding--;
+		free(item);
+	}
+	return deferred__result(dc, err);
+}
+
+static bool deferred__tool_wants_records(const struct perf_tool *tool)
+{
+	return tool->callchain_deferred != process_event_sample_stub;
+}
+
+static int deferred__record(struct deferred_callchain *dc, union perf_event *event,
+			    struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct unwind_stitcher_record in;
+	int err;
+
+	/* nr was checked against the record's size before it was queued */
+	if (!cd->cookie) {
+		struct events_stats *stats = evlist__stats(dc->session->evlist);
+
+		if (stats->nr_invalid_callchain_deferred++ < CALLCHAIN_DEFERRED_REPORT_MAX) {
+			pr_err("%#" PRIx64 " [%#x]: malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0, skipping it\n",
+			       file_offset, event->header.size);
+			if (stats->nr_invalid_callchain_deferred == CALLCHAIN_DEFERRED_REPORT_MAX)
+				pr_err("further malformed PERF_RECORD_CALLCHAIN_DEFERRED records are only counted\n");
+		}
+		/* -D shows every event as it is in the file */
+		if (dump_trace)
+			return perf_session__deliver_parsed_event(dc->session, event, sample,
+								  file_offset, file_path);
+		return 0;
+	}
+
+	dc->nr_records++;
+	if (!dc->stitch || !deferred__start(dc))
+		return deferred__forward(dc, event, sample, file_offset, file_path);
+
+	/* (u32)-1 without PERF_SAMPLE_CPU: not counted as cross-CPU */
+	if (sample->cpu == (u32)-1)
+		dc->nr_records_no_cpu++;
+	in = (struct unwind_stitcher_record){
+		.sz	= sizeof(in),
+		.pid	= sample->pid,
+		.tid	= sample->tid,
+		.cpu	= sample->cpu,
+		.time	= deferred__time(dc, sample),
+		.cookie	= cd->cookie,
+		.ips	= (const uint64_t *)cd->ips,
+		.nr	= cd->nr,
+	};
+	err = unwind_stitcher__add_record(dc->st, &in);
+	if (err == -EINVAL) {
+		/* deeper than any kernel writes: counted by the engine */
+		pr_debug("%#" PRIx64 " [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED not used\n",
+			 file_offset, event->header.size);
+		err = 0;
+	}
+	if (err || !deferred__tool_wants_records(dc->session->tool))
+		return deferred__result(dc, err);
+	return deferred__forward(dc, event, sample, file_offset, file_path);
+}
+
+int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
+				struct perf_sample *sample, u64 file_offset,
+				const char *file_path)
+{
+	struct deferred_callchain *dc = session->deferred;
+	u64 time = deferred__time(dc, sample);
+	int err = 0;
+
+	switch (event->header.type) {
+	case PERF_RECORD_SAMPLE:
+		return deferred__sample(dc, event, sample, file_offset, file_path);
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		return deferred__record(dc, event, sample, file_offset, file_path);
+	case PERF_RECORD_EXIT:
+		if (dc->st)
+			err = unwind_stitcher__task_exit(dc->st, event->fork.pid, event->fork.tid,
+							 time);
+		break;
+	case PERF_RECORD_COMM:
+		if (dc->st && (event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
+			err = unwind_stitcher__task_exec(dc->st, event->comm.pid, event->comm.tid,
+							 time);
+		break;
+	case PERF_RECORD_LOST:
+		/*
+		 * Not PERF_RECORD_LOST_SAMPLES: that counts samples the
+		 * kernel dropped, records are only lost with the buffer.
+		 */
+		if (dc->st)
+			err = unwind_stitcher__lost(dc->st, sample->cpu, time);
+		break;
+	default:
+		break;
+	}
+	err = deferred__result(dc, err);
+	if (err)
+		return err;
+	return deferred__forward(dc, event, sample, file_offset, file_path);
+}
+
+void deferred_callchain__session_init(struct perf_session *session)
+{
+	struct deferred_callchain *dc;
+	struct evsel *evsel;
+	bool callchains = false;
+
+	session->deferred_checked = true;
+	evlist__for_each_entry(session->evlist, evsel) {
+		if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
+			callchains = true;
+	}
+	if (!callchains)
+		return;
+
+	dc = zalloc(sizeof(*dc));
+	if (!dc) {
+		pr_err("not enough memory to stitch deferred callchains\n");
+		return;
+	}
+	dc->session = session;
+	dc->layout = deferred__layout(session);
+	/* -D shows the events as they are in the file */
+	dc->stitch = session->tool->merge_deferred_callchains && !dump_trace;
+	session->deferred = dc;
+}
+
+/*
+ * perf record writes a round after each pass over its ring buffers, and
+ * nothing after a round is older than what came before the previous one
+ * (what ordered_events flushes by); before the second round, anything may
+ * come.  Read in file order, that is the bound on the disorder: a pass can
+ * cover seconds (a guest's did), more than any window, and a late sample
+ * or an exiting task's samples can then come a round after their record.
+ * In time order the engine needs no bound.
+ */
+int deferred_callchain__finished_round(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (!dc || session->tool->ordered_events)
+		return 0;
+	dc->horizon = dc->round_clock;
+	dc->round_clock = dc->clock;
+	if (!dc->st)
+		return 0;
+	return deferred__result(dc, unwind_stitcher__horizon(dc->st, dc->horizon));
+}
+
+int deferred_callchain__flush(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (!dc || !dc->st)
+		return 0;
+	unwind_stitcher__finish(dc->st);
+	return deferred__result(dc, 0);
+}
+
+void deferred_callchain__delete(struct deferred_callchain *dc)
+{
+	if (!dc)
+		return;
+	if (dc->st) {
+		/* hand back what an error left held, only to free it */
+		if (!dc->err)
+			dc->err = -ECANCELED;
+		unwind_stitcher__finish(dc->st);
+		unwind_stitcher__delete(dc->st);
+	}
+	free(dc->chain);
+	free(dc);
+}
+
+/* ---- summaries ---- */
+
+bool perf_session__has_deferred(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	return dc && (dc->nr_samples || dc->nr_records);
+}
+
+/*
+ * Is the count of cross-CPU records complete?  A record's CPU is only known
+ * when the event that wrote it has PERF_SAMPLE_CPU.
+ */
+bool perf_session__deferred_cpu_known(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (!session->evlist ||
+	    !(evlist__combined_sample_type(session->evlist) & PERF_SAMPLE_CPU))
+		return false;
+	return !dc || !dc->nr_records_no_cpu;
+}
+
+const char *deferred_stitch__reason_name(int reason)
+{
+	return unwind_orphan_reason__name(reason);
+}
+
+size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr)
+{
+	const char *sep = " (";
+	size_t ret = 0;
+	int r;
+
+	for (r = 0; r < nr; r++) {
+		if (!by_reason[r])
+			continue;
+		ret += fprintf(fp, "%s%s %" PRIu64, sep,
+			       (r ? deferred_stitch__reason_name(r) : NULL) ?: "unknown",
+			       by_reason[r]);
+		sep = ", ";
+	}
+	if (ret)
+		ret += fprintf(fp, ")");
+	return ret;
+}
+
+size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
+					      const char *prefix)
+{
+	struct deferred_callchain *dc = session->deferred;
+	struct unwind_stitcher_stats stats = { .sz = sizeof(stats) };
+	size_t ret;
+
+	if (!perf_session__has_deferred(session))
+		return 0;
+
+	if (!dc->st) {
+		return fprintf(fp, "%sdeferred callchains: %" PRIu64 " deferred samples, %" PRIu64
+			       " records, not stitched\n", prefix, dc->nr_samples, dc->nr_records);
+	}
+
+	unwind_stitcher__stats(dc->st, &stats);
+	ret = fprintf(fp, "%sdeferred callchains: %" PRIu64 " deferred samples, %" PRIu64
+		      " stitched (%.1f%%), %" PRIu64 " orphans", prefix, stats.deferred_samples,
+		      stats.stitched, stats.deferred_samples ?
+		      100.0 * stats.stitched / stats.deferred_samples : 0.0, stats.orphans_total);
+	ret += deferred_stitch__fprintf_orphans(fp, stats.orphans, UNWIND_ORPHAN__MAX);
+	ret += fprintf(fp, ", %" PRIu64 " records, %" PRIu64 " duplicate records",
+		       stats.records, stats.duplicates + stats.duplicates_conflicting);
+	if (stats.duplicates_conflicting)
+		ret += fprintf(fp, " (%" PRIu64 " conflicting)", stats.duplicates_conflicting);
+	if (perf_session__deferred_cpu_known(session))
+		ret += fprintf(fp, ", %" PRIu64 " cross-CPU records", stats.cross_cpu_records);
+	else
+		ret += fprintf(fp, ", cross-CPU records unknown");
+	ret += fprintf(fp, ", %" PRIu64 " late samples\n", stats.late_samples);
+	if (verbose > 0) {
+		ret += fprintf(fp, "%sdeferred callchains: peak %" PRIu64 " samples, %" PRIu64
+			       " KiB held; %" PRIu64 " truncated, %" PRIu64 " empty, %" PRIu64
+			       " unclaimed records; record - sample time (ns): min %" PRId64
+			       ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64 "\n", prefix,
+			       stats.peak_pending_samples, stats.peak_pending_bytes / 1024,
+			       stats.truncated_records, stats.empty_records, stats.unclaimed_records,
+			       stats.latency.min, stats.latency.median, stats.latency.p99,
+			       stats.latency.max);
+	}
+	return ret;
+}
+
+/* ---- printing records ---- */
+
+size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
+						     union perf_event *event, FILE *fp)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct unwind_cookie_fields fields;
+	size_t ret;
+
+	ret = fprintf(fp, "PERF_RECORD_CALLCHAIN_DEFERRED cookie %#" PRIx64, (u64)cd->cookie);
+	if (!unwind_cookie__decode(deferred__layout(session), cd->cookie, &fields))
+		ret += fprintf(fp, " (cpu %u, counter %" PRIu64 ")", fields.cpu, fields.counter);
+	else
+		ret += fprintf(fp, " (not a 6.19 cookie)");
+	return ret + fprintf(fp, " nr %" PRIu64 "\n", (u64)cd->nr);
+}
+
+struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
+							  size_t cap)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	struct ip_callchain *chain = (struct ip_callchain *)buf;
+
+	/* nr was checked against the record's size before it was queued */
+	if (cap < cd->nr + 2)
+		return NULL;
+	chain->nr = cd->nr + 1;
+	chain->ips[0] = PERF_CONTEXT_USER;
+	memcpy(&chain->ips[1], cd->ips, cd->nr * sizeof(u64));
+	return chain;
+}
+
+/* ---- what the perf stitch modes share ---- */
+
+int deferred_stitch__save_section(struct perf_file_section *section,
+				  struct perf_header *ph __maybe_unused, int feat,
+				  int fd __maybe_unused, void *data)
+{
+	struct perf_file_section *secs = data;
+
+	secs[feat] = *section;
+	return 0;
+}
+
+int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size)
+{
+	it->p = buf;
+	it->end = it->p + size;
+	it->i = 0;
+	if (size < 2 * sizeof(u32))
+		return -EINVAL;
+	memcpy(&it->nr, it->p, sizeof(u32));
+	memcpy(&it->attr_size, it->p + sizeof(u32), sizeof(u32));
+	it->p += 2 * sizeof(u32);
+	return it->attr_size < PERF_ATTR_SIZE_VER0 ? -EINVAL : 0;
+}
+
+int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e)
+{
+	size_t left = it->end - it->p, fixed = (size_t)it->attr_size + 2 * sizeof(u32);
+
+	if (it->i == it->nr)
+		return 0;
+	if (left < fixed)
+		return -EINVAL;
+	e->attr = it->p;
+	memcpy(&e->nr_ids, it->p + it->attr_size, sizeof(u32));
+	memcpy(&e->name_len, it->p + it->attr_size + sizeof(u32), sizeof(u32));
+	if (left - fixed < e->name_len ||
+	    (u64)(left - fixed - e->name_len) < (u64)e->nr_ids * sizeof(u64))
+		return -EINVAL;
+	e->name = it->p + fixed;
+	e->ids = e->name + e->name_len;
+	e->size = fixed + e->name_len + (size_t)e->nr_ids * sizeof(u64);
+	it->p += e->size;
+	it->i++;
+	return 1;
+}
+
+int deferred_stitch__check_read(struct perf_session *session, const char *path,
+				u64 delivered, bool force, bool strict)
+{
+	struct events_stats *es = evlist__stats(session->evlist);
+	u64 samples = es->nr_events[PERF_RECORD_SAMPLE];
+	const char *what = force ? "warning" : "error";
+
+	if (strict && (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples)) {
+		pr_err("%s: error: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above), --strict\n",
+		       path, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
+		return -EINVAL;
+	}
+	if (es->nr_unknown_events) {
+		pr_err("%s: %s: %u records of types this perf does not know were skipped (the first: type %u at %#" PRIx64 ")%s\n",
+		       path, what, es->nr_unknown_events, es->first_unknown_type,
+		       es->first_unknown_offset, force ? "" : "; -f to go on without them");
+		if (!force)
+			return -EINVAL;
+	}
+	if (samples && !delivered) {
+		pr_err("%s: %s: %" PRIu64 " samples in the data, none could be read%s\n", path,
+		       what, samples, force ? "" : "; -f to go on");
+		if (!force)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples)
+{
+	if (records)
+		fprintf(fp, "%s%" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped", sep, records);
+	if (samples)
+		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain left out", sep,
+			samples);
+}
+
+int perf_session__deferred_stats(struct perf_session *session,
+				 struct unwind_stitcher_stats *stats)
+{
+	struct deferred_callchain *dc = session->deferred;
+	size_t sz = stats->sz;
+
+	BUILD_BUG_ON(UNWIND_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);
+	if (sz < offsetof(struct unwind_stitcher_stats, records) + sizeof(stats->records))
+		return -EINVAL;
+	if (dc && dc->st)
+		return unwind_stitcher__stats(dc->st, stats) ?: 1;
+
+	memset(stats, 0, sz);
+	stats->sz = sz;
+	if (dc) {
+		stats->deferred_samples = dc->nr_samples;
+		stats->records = dc->nr_records;
+	}
+	return 0;
+}
+
+const char *deferred_stitch__reason_key(int reason)
+{
+	return unwind_orphan_reason__key(reason);
+}
+
+void deferred_stitch__tool_read_header(struct perf_tool *tool)
+{
+	tool->attr = perf_event__process_attr;
+	tool->event_update = perf_event__process_event_update;
+	tool->feature = perf_event__process_feature;
+	tool->tracing_data = perf_event__process_tracing_data;
+	tool->build_id = perf_event__process_build_id;
+	tool->id_index = perf_event__process_id_index;
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Deferred user callchains (Linux 6.19): the user part of a callchain comes
+ * in a PERF_RECORD_CALLCHAIN_DEFERRED record, unwound when the task returned
+ * to user space, matched to the samples that asked for it by a cookie.
+ */
+#ifndef __PERF_DEFERRED_CALLCHAIN_H
+#define __PERF_DEFERRED_CALLCHAIN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+union perf_event;
+struct perf_sample;
+struct perf_tool;
+
+struct callchain_cursor;
+struct ip_callchain;
+struct option;
+struct perf_file_section;
+struct perf_header;
+struct perf_session;
+struct thread;
+struct unwind_stitcher_stats;
+
+enum deferred_sample_status {
+	DEFERRED_SAMPLE__UNSTITCHED,	/* stitching off: marker and cookie kept */
+	DEFERRED_SAMPLE__STITCHED,	/* callchain has the record's user part */
+	DEFERRED_SAMPLE__ORPHAN,	/* its record will not come: see reason */
+};
+
+/*
+ * perf_sample::deferred of a sample whose user callchain was deferred, NULL
+ * for every other sample.  Valid while the sample is delivered only.
+ *
+ * A stitched sample's callchain is kernel..., PERF_CONTEXT_USER, user...;
+ * an orphan's and an unstitched one's still end in
+ * PERF_CONTEXT_USER_DEFERRED, cookie, which callchain resolution shows as
+ * the pseudo-frame "[user stack lost: <reason>]" or
+ * "[user stack deferred: cookie 0x...]".
+ */
+struct deferred_sample_info {
+	u64	cookie;
+	/* decoded from the cookie (6.19 layout of the recording host) */
+	bool	cookie_valid;
+	u32	cookie_cpu;		/* the CPU that assigned the cookie */
+	u64	cookie_counter;		/* that CPU's entry counter */
+	enum deferred_sample_status status;
+	/* orphans: enum unwind_orphan_reason, see deferred_sample_info__reason() */
+	int	reason;
+	/* stitched samples: the record joined */
+	u32	record_cpu;		/* CPU whose buffer had the record */
+	bool	record_cpu_known;	/* false: its event has no PERF_SAMPLE_CPU */
+	u64	record_time;
+	bool	late;			/* taken after the record was written */
+};
+
+/* "stitched", "orphan", "unstitched" */
+const char *deferred_sample_info__status(const struct deferred_sample_info *info);
+/* orphans: "record lost", "task exited", ...; others: "none" */
+const char *deferred_sample_info__reason(const struct deferred_sample_info *info);
+/* the same as identifiers: "record_lost", "task_exited", ... */
+const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info);
+
+/*
+ * Where @chain defers its user part: the index of PERF_CONTEXT_USER_DEFERRED
+ * when it comes before any PERF_CONTEXT_USER (after that marker everything
+ * is a user stack unwound in place, whose garbage may take any value), else
+ * -1.  A well-formed chain has it second to last, before the cookie:
+ * callchain__has_deferred_tail().
+ */
+s64 callchain__deferred_marker(const struct ip_callchain *chain);
+bool callchain__has_deferred_tail(const struct ip_callchain *chain);
+/*
+ * On: a frame per cookie, to find the record of an unstitched sample (perf
+ * script). Off (default): one for all, so that histograms aggregate.
+ */
+void deferred_callchain__cookie_frames(bool on);
+/*
+ * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
+ * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
+ * else "[user stack deferred]", or with deferred_callchain__cookie_frames()
+ * on "[user stack deferred: cookie 0x...]" (the cookie is then also the
+ * frame's address; for the first 65536 cookies).
+ */
+int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
+				      const struct perf_sample *sample);
+
+/*
+ * Stitching: every event the session delivers goes through a per-session
+ * struct deferred_callchain (see perf_session__deliver_event()), which joins
+ * the samples whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie to
+ * the PERF_RECORD_CALLCHAIN_DEFERRED record carrying their user part, using
+ * libunwind-cookie's streaming stitch engine.  Events reach the tool in the
+ * order they were fed (timestamp order behind ordered_events); a sample
+ * waiting for its record holds back the events after it, for about one
+ * window after the record (perf_tool::deferred_stitch_window) and at most
+ * perf_tool::deferred_stitch_max_bytes of copies.
+ */
+struct deferred_callchain;
+
+/*
+ * Called for every event perf_session__deliver_event() parsed, when
+ * session->deferred is set (see deferred_callchain__session_init()).
+ */
+int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
+				struct perf_sample *sample, u64 file_offset,
+				const char *file_path);
+/*
+ * Sets up session->deferred at the first event delivered, once the attrs
+ * are known (pipe mode): when an event has callchains.
+ */
+void deferred_callchain__session_init(struct perf_session *session);
+/* A PERF_RECORD_FINISHED_ROUND: in file order, bounds how old what follows is. */
+int deferred_callchain__finished_round(struct perf_session *session);
+/* End of the stream: hand every held event to the tool. */
+int deferred_callchain__flush(struct perf_session *session);
+void deferred_callchain__delete(struct deferred_callchain *dc);
+
+/* --stitch-window and --stitch-max-mem, value: u64 */
+int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset);
+int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset);
+
+/*
+ * "PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x... (cpu N, counter N) nr N\n";
+ * a cookie that does not decode shows "(not a 6.19 cookie)".
+ */
+size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
+						     union perf_event *event, FILE *fp);
+/*
+ * The record's ips as a sample callchain (PERF_CONTEXT_USER, ips...), to
+ * resolve and print like a sample's, in @buf (@cap u64s, nr + 2 needed);
+ * NULL when it does not fit.
+ */
+struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
+							  size_t cap);
+
+/* True when the session saw deferred samples or records. */
+bool perf_session__has_deferred(struct perf_session *session);
+
+/* The records' events have PERF_SAMPLE_CPU: cross_cpu_records is known. */
+bool perf_session__deferred_cpu_known(struct perf_session *session);
+/* "record lost", "task exited", ... (unwind_orphan_reason__name) */
+const char *deferred_stitch__reason_name(int reason);
+/*
+ * For every summary: " (record lost N, task exited N)", the non-zero of
+ * @nr counts indexed by enum unwind_orphan_reason; nothing if all are 0
+ */
+size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr);
+/*
+ * One line, prefixed with @prefix:
+ * "deferred callchains: N deferred samples, N stitched (x%), N orphans
+ * (record lost N, ...), N records, N duplicate records, N cross-CPU records,
+ * N late samples".  Prints nothing for a session without deferred
+ * callchains.
+ */
+size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
+					      const char *prefix);
+
+/*
+ * perf_header__process_sections() callback for convert and emulate, which
+ * copy the input's features: notes where each is, in @data's
+ * struct perf_file_section[HEADER_FEAT_BITS].
+ */
+int deferred_stitch__save_section(struct perf_file_section *section, struct perf_header *ph,
+				  int feat, int fd, void *data);
+
+/*
+ * HEADER_EVENT_DESC as written: u32 nr, u32 attr_size, then per event its
+ * attr (attr_size bytes), u32 nr_ids, u32 len, a name of len bytes and
+ * u64 ids[nr_ids], nothing aligned.  Walked in place by convert (defer
+ * bits cleared) and emulate (set).
+ */
+struct event_desc_iter {
+	char	*p;
+	char	*end;
+	u32	nr;
+	u32	attr_size;
+	u32	i;
+};
+
+struct event_desc_entry {
+	char	*attr;		/* attr_size bytes */
+	u32	nr_ids;
+	u32	name_len;
+	char	*name;
+	char	*ids;		/* nr_ids u64s, unaligned */
+	size_t	size;		/* of the whole entry, attr included */
+};
+
+/* 0, or -EINVAL: shorter than its header, or an attr size below VER0 */
+int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size);
+/* 1 and *@e for the next event, 0 after the last, -EINVAL past the buffer */
+int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e);
+/*
+ * After a perf stitch mode read @session: what it could not read must not
+ * pass for a result.  Records of types this perf does not know were
+ * skipped, or the data held samples but none was delivered to the tool
+ * (@delivered): said naming @path, and -EINVAL, or with @force only a
+ * warning and 0.  Malformed CALLCHAIN_DEFERRED records and deferred
+ * samples (reported with their offsets, skipped, counted in each mode's
+ * summary) are an error only with @strict.
+ */
+int deferred_stitch__check_read(struct perf_session *session, const char *path,
+				u64 delivered, bool force, bool strict);
+/* For a mode's summary: what was skipped as malformed, each part after @sep */
+void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
+/* Bound on the orphan reasons (UNWIND_ORPHAN__MAX), for arrays indexed by them. */
+#define DEFERRED_STITCH_REASONS_MAX	16
+
+/*
+ * The stitch engine's counters, libunwind-cookie's struct
+ * unwind_stitcher_stats as unwind_stitcher__stats() gives them (set
+ * @stats->sz first; copied up to it), for perf stitch --stats.  Read them
+ * after perf_session__process_events(), before the session is deleted.
+ * Returns 1 when the engine ran, 0 when it did not (stitching off or
+ * impossible: only deferred_samples and records are set; zeros for a
+ * session without deferred callchains), or -EINVAL for a bad @stats->sz.
+ */
+int perf_session__deferred_stats(struct perf_session *session,
+				 struct unwind_stitcher_stats *stats);
+/* the same as identifiers: "record_lost", ... (unwind_orphan_reason__key) */
+const char *deferred_stitch__reason_key(int reason);
+
+/*
+ * perf stitch reads every input through a session.  A pipe sends its
+ * attrs, features and tracing data as records: give @tool the callbacks
+ * that read them, so that every mode reads every pipe (a compressed one:
+ * HEADER_COMPRESSED sizes the buffer).  Call it after perf_tool__init(),
+ * before setting the mode's own callbacks.
+ */
+void deferred_stitch__tool_read_header(struct perf_tool *tool);
+
+#endif /* __PERF_DEFERRED_CALLCHAIN_H */

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf stitch (convert mode): what its two files share.
+ *
+ *   deferred-convert.c         the session, the events, the data written
+ *   deferred-convert-header.c  the header: a file's at the end, or the
+ *                              records a pipe starts with, made from the
+ *                              input's (attrs, features, tracing data)
+ */
+#ifndef __PERF_DEFERRED_CONVERT_INTERNAL_H
+#define __PERF_DEFERRED_CONVERT_INTERNAL_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "data.h"
+#include "event.h"
+#include "header.h"
+#include "tool.h"
+#include "stitch-output.h"
+#include "deferred-convert.h"
+
+struct evlist;
+struct intlist;
+struct perf_event_attr;
+struct perf_session;
+
+/* The largest record: its size is a u16. */
+#define CONVERT_MAX_EVENT	65535
+
+struct cvt {
+	struct perf_tool		tool;
+	const struct deferred_convert_opts *opts;
+	struct deferred_convert_stats	*stats;
+	struct perf_data		data;		/* the session points to it */
+	struct perf_session		*session;
+	bool				pipe_in;	/* -i - */
+	bool				pipe_out;	/* -o -, a FIFO */
+	struct stitch_output		output;
+	struct stitch_buf			*out;
+	bool				data_started;
+	u64				data_offset;	/* of the file written */
+	u64				round_bytes;	/* written since the last round */
+	u64				last_time;	/* of the last timed event written */
+	/* per process: a bit per reason whose lost map it has */
+	struct intlist			*lost_maps;
+	struct perf_file_section	secs[HEADER_FEAT_BITS];
+	/* pipe to file: the features and the tracing data the pipe had */
+	void				*feat_data[HEADER_LAST_FEATURE];
+	size_t				feat_size[HEADER_LAST_FEATURE];
+	/* the last feature record, if without data and of a known id, else 0 */
+	int				feat_end;
+	union perf_event		*ev;		/* CONVERT_MAX_EVENT + 1 bytes */
+	int				err;
+};
+
+/* ---- deferred-convert.c ---- */
+
+/* Buffered write of @sz bytes; stitch_buf__flush() writes the buffer out. */
+/* Writes a record that happened at @time (-1: none), rounds between records. */
+int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time);
+/* Keeps the first error for the end of the run; returns @err. */
+int cvt__fail(struct cvt *cvt, int err);
+
+/* ---- deferred-convert-header.c ---- */
+
+/*
+ * perf's feature table (util/header.c): which features a pipe carries
+ * (.synthesize), their names.  util/synthetic-events.c declares it too.
+ */
+extern const struct perf_header_feature_ops feat_ops[HEADER_LAST_FEATURE];
+
+/*
+ * The smallest attr size perf has known (PERF_ATTR_SIZE_VERn) that holds
+ * every non-zero field of @attr.
+ */
+u32 deferred_convert__attr_size(const struct perf_event_attr *attr);
+/*
+ * An attr of @size bytes from the input, of the event @name: non-zero
+ * bytes beyond this perf's struct (a newer perf's config3, ...) cannot be
+ * written; counted and said.
+ */
+void deferred_convert__check_attr_tail(struct cvt *cvt, const void *attr, size_t size,
+				       const char *name, int name_len);
+/* An attr as every output has it: no defer_callchain, no defer_output. */
+void deferred_convert__clear_attr(struct perf_event_attr *attr);
+/* Every attr of @evlist cleared, at this perf's size. */
+void deferred_convert__clear_attrs(struct evlist *evlist);
+/*
+ * HEADER_EVENT_DESC (@size bytes at @in) with the attrs cleared and at
+ * most this perf's size, into @out (as large as @in); *@out_size its size.
+ */
+int deferred_convert__fix_event_desc(struct cvt *cvt, const char *in, size_t size,
+				     char *out, size_t *out_size);
+/* File to pipe: the pipe header and the records before the data. */
+int deferred_convert__write_pipe_header(struct cvt *cvt);
+/* A file's header, after its data: attrs, features copied from the input. */
+int deferred_convert__write_header(struct cvt *cvt);
+
+#endif /* __PERF_DEFERRED_CONVERT_INTERNAL_H */

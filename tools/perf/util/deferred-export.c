@@ -1,0 +1,1285 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf stitch -F folded|speedscope: reading and aggregating.
+ *
+ * The samples come from a perf_session in time order, stitched by the
+ * session (util/deferred-callchain.c).  Each sample's callchain becomes a
+ * stack of interned frames, walked the way thread__resolve_callchain()
+ * walks a frame pointer chain for perf script (same context markers, same
+ * max-stack cut, same pseudo-frame for a deferred user part), but every
+ * distinct (dso, address) is looked up once: the symbol search happens on
+ * the first sight of an address only.  Chains perf has to unwind or stitch
+ * itself (DWARF user stacks, LBR call stacks) go through
+ * thread__resolve_callchain() and are interned from its cursor.
+ *
+ * Memory: frames, addresses and stacks are interned, so folded output
+ * holds one counter per distinct (root frame, stack) and never grows with
+ * the file.  Speedscope needs each thread's samples in order: they are
+ * kept as runs of (u32 stack id, u32 count, u64 weight), 16 bytes per run
+ * of identical consecutive stacks, at most 16 bytes per sample.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+
+#include "addr_location.h"
+#include "build-id.h"
+#include "callchain.h"
+#include "data.h"
+#include "debug.h"
+#include "compress.h"
+#include "deferred-callchain.h"
+#include "deferred-export.h"
+#include "deferred-export-stacks.h"
+#include "dso.h"
+#include "event.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "machine.h"
+#include "map.h"
+#include "sample.h"
+#include "session.h"
+#include "stitch-output.h"
+#include "symbol.h"
+#include "thread.h"
+#include "tool.h"
+
+int deferred_export__parse_format(const char *str, enum deferred_export_format *format)
+{
+	if (!strcmp(str, "folded"))
+		*format = DEFERRED_EXPORT__FOLDED;
+	else if (!strcmp(str, "speedscope"))
+		*format = DEFERRED_EXPORT__SPEEDSCOPE;
+	else if (!strcmp(str, "pprof"))
+		*format = DEFERRED_EXPORT__PPROF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- growing arrays and the id tables ---- */
+
+static int export__grow(void *arrayp, size_t *alloc, size_t elem, size_t need)
+{
+	void **array = arrayp;
+	size_t n = *alloc ? *alloc : 64;
+	void *p;
+
+	if (need <= *alloc)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*alloc = n;
+	return 0;
+}
+
+/* For the u32 counts of the arrays; an id must stay below UINT32_MAX. */
+static int export__grow32(void *arrayp, u32 *alloc, size_t elem, u32 need)
+{
+	size_t a = *alloc;
+	int err;
+
+	if (need >= UINT32_MAX)
+		return -E2BIG;
+	err = export__grow(arrayp, &a, elem, need);
+	if (!err)
+		*alloc = a > UINT32_MAX ? UINT32_MAX : a;
+	return err;
+}
+
+static u32 export__mix(u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (u32)h;
+}
+
+static u32 export__hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	u64 h = 0xcbf29ce484222325ULL;
+
+	while (len--)
+		h = (h ^ *c++) * 0x100000001b3ULL;
+	return export__mix(h);
+}
+
+/* Room for one more id: the table stays at most half full. */
+static int id_table__reserve(struct export_id_table *t)
+{
+	u32 size = t->slots ? t->mask + 1 : 0;
+	struct export_id_slot *slots, *old = t->slots;
+	u32 i, nsize;
+
+	if ((t->nr + 1) * 2 <= size)
+		return 0;
+	if (size >= 1U << 31)
+		return -E2BIG;
+	nsize = size ? size * 2 : 1024;
+	slots = calloc(nsize, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < size; i++) {
+		u32 j = old[i].hash & (nsize - 1);
+
+		if (!old[i].id1)
+			continue;
+		while (slots[j].id1)
+			j = (j + 1) & (nsize - 1);
+		slots[j] = old[i];
+	}
+	free(old);
+	t->slots = slots;
+	t->mask = nsize - 1;
+	return 0;
+}
+
+/* The slot holding the id whose key matches, or the empty one for it. */
+static struct export_id_slot *id_table__find(struct export_id_table *t, u32 hash,
+					     bool (*match)(const struct export_stacks *es, u32 id,
+							   const void *key),
+					     const struct export_stacks *es, const void *key)
+{
+	u32 i = hash & t->mask;
+
+	for (;; i = (i + 1) & t->mask) {
+		struct export_id_slot *slot = &t->slots[i];
+
+		if (!slot->id1)
+			return slot;
+		if (slot->hash == hash && match(es, slot->id1 - 1, key))
+			return slot;
+	}
+}
+
+static void id_table__set(struct export_id_table *t, struct export_id_slot *slot, u32 hash,
+			  u32 id)
+{
+	slot->id1 = id + 1;
+	slot->hash = hash;
+	t->nr++;
+}
+
+/* ---- frames ---- */
+
+struct frame_key {
+	const void	*dso;
+	const void	*sym;
+	bool		kernel;
+};
+
+static bool frame__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_frame *f = &es->frames[id];
+	const struct frame_key *k = key;
+
+	return f->dso_key == k->dso && f->sym_key == k->sym && f->kernel == k->kernel;
+}
+
+/*
+ * A dso's identity in the frame and address tables.  With
+ * REFCNT_CHECKING each reference to a dso is a pointer of its own: the
+ * object referred to is the key, as it is without.
+ */
+static const void *export__dso_key(struct dso *dso)
+{
+	return dso ? RC_CHK_ACCESS(dso) : NULL;
+}
+
+/* pprof's mapping of a frame: the map it was found in, the dso's build id */
+static int export_frame__set_map(struct export_frame *f, struct map *map)
+{
+	struct dso *dso = map__dso(map);
+	char bid[SBUILD_ID_SIZE];
+
+	f->map_start = map__start(map);
+	f->map_end = map__end(map);
+	f->map_pgoff = map__pgoff(map);
+	if (!dso__has_build_id(dso))
+		return 0;
+	build_id__snprintf(dso__bid(dso), bid, sizeof(bid));
+	f->build_id = strdup(bid);
+	return f->build_id ? 0 : -ENOMEM;
+}
+
+/*
+ * The frame of a resolved address @ip: map NULL for none, sym NULL for
+ * none.
+ */
+static int export__frame(struct export_stacks *es, struct map *map, struct symbol *sym,
+			 bool kernel, u64 ip, u32 *id)
+{
+	struct frame_key key = {
+		.dso	= map ? export__dso_key(map__dso(map)) : NULL,
+		.sym	= map ? sym : NULL,
+		.kernel	= kernel,
+	};
+	u32 hash = export__mix((uintptr_t)key.dso * 31 + (uintptr_t)key.sym * 7 + kernel);
+	struct export_id_slot *slot;
+	struct export_frame *f;
+	int err;
+
+	err = id_table__reserve(&es->frame_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->frame_ids, hash, frame__match, es, &key);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
+			     es->nr_frames + 1);
+	if (err)
+		return err;
+	f = &es->frames[es->nr_frames];
+	memset(f, 0, sizeof(*f));
+	f->dso_key = key.dso;
+	f->sym_key = key.sym;
+	f->kernel = kernel;
+	f->addr = ip;
+	/* copies: the kernel map's symbols may move while it is loaded */
+	if (key.sym) {
+		f->name = strdup(sym->name);
+		f->inlined = symbol__inlined(sym);
+		if (!f->name)
+			return -ENOMEM;
+	}
+	if (map) {
+		f->dso_name = strdup(dso__name(map__dso(map)));
+		if (!f->dso_name || export_frame__set_map(f, map)) {
+			zfree(&f->name);
+			zfree(&f->dso_name);
+			return -ENOMEM;
+		}
+	}
+	*id = es->nr_frames++;
+	id_table__set(&es->frame_ids, slot, hash, *id);
+	return 0;
+}
+
+static bool addr__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_addr *a = &es->addrs[id], *k = key;
+
+	return a->dso == k->dso && a->addr == k->addr && a->kernel == k->kernel;
+}
+
+/*
+ * The frame of @ip in context @cpumode, as add_callchain_ip() finds it for
+ * perf script: the map of the thread (or the kernel), then the symbol;
+ * the symbol search only on the first sight of the (dso, address).
+ */
+static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u8 cpumode,
+			      u64 ip, u32 *id)
+{
+	bool kernel = cpumode != PERF_RECORD_MISC_USER && cpumode != PERF_RECORD_MISC_GUEST_USER;
+	struct export_id_slot *slot;
+	struct addr_location al;
+	struct export_addr key;
+	u32 hash;
+	int err;
+
+	/* al holds references to the thread and the map: dropped on the way out */
+	addr_location__init(&al);
+	if (!thread__find_map(thread, cpumode, ip, &al)) {
+		err = export__frame(es, NULL, NULL, kernel, ip, id);
+		goto out;
+	}
+
+	key.dso = export__dso_key(map__dso(al.map));
+	key.addr = al.addr;
+	key.kernel = kernel;
+	hash = export__mix((uintptr_t)key.dso * 31 + key.addr * 2 + kernel);
+	err = id_table__reserve(&es->addr_ids);
+	if (err)
+		goto out;
+	slot = id_table__find(&es->addr_ids, hash, addr__match, es, &key);
+	if (slot->id1) {
+		*id = es->addrs[slot->id1 - 1].frame;
+		goto out;
+	}
+	err = export__frame(es, al.map, map__find_symbol(al.map, al.addr), kernel, ip,
+			    &key.frame);
+	if (err)
+		goto out;
+	err = export__grow32(&es->addrs, &es->alloc_addrs, sizeof(*es->addrs), es->nr_addrs + 1);
+	if (err)
+		goto out;
+	es->addrs[es->nr_addrs] = key;
+	id_table__set(&es->addr_ids, slot, hash, es->nr_addrs++);
+	*id = key.frame;
+out:
+	addr_location__exit(&al);
+	return err;
+}
+
+/* ---- one sample's stack ---- */
+
+struct export_reader {
+	struct perf_tool		tool;
+	const struct deferred_export_opts *opts;
+	struct perf_session		*session;
+	struct export_stacks		es;
+	struct evsel			*evsel;		/* exported; NULL: not chosen yet */
+	struct deferred_export_stats	*stats;
+	u32				*scratch;	/* the sample's frames, leaf first */
+	size_t				nr_scratch, alloc_scratch;
+	char				*root;		/* the sample's root frame */
+	size_t				alloc_root;
+	int				err;
+};
+
+static int reader__push(struct export_reader *rd, u32 frame)
+{
+	int err = export__grow(&rd->scratch, &rd->alloc_scratch, sizeof(*rd->scratch),
+			       rd->nr_scratch + 1);
+
+	if (!err)
+		rd->scratch[rd->nr_scratch++] = frame;
+	return err;
+}
+
+/* The pseudo-frame perf shows for a deferred user part, from its cursor. */
+static int reader__push_deferred(struct export_reader *rd, struct thread *thread,
+				 struct perf_sample *sample)
+{
+	struct callchain_cursor *cursor = get_tls_callchain_cursor();
+	struct callchain_cursor_node *node;
+	u32 id;
+	int err;
+
+	if (!cursor)
+		return -ENOMEM;
+	callchain_cursor_reset(cursor);
+	err = callchain_cursor__append_deferred(cursor, thread, sample);
+	if (err)
+		return err;
+	callchain_cursor_commit(cursor);
+	node = callchain_cursor_current(cursor);
+	if (!node)
+		return 0;	/* perf could not make the pseudo-frame: none shown */
+	err = export__frame(&rd->es, node->ms.map, node->ms.sym, false, node->ip, &id);
+	return err ?: reader__push(rd, id);
+}
+
+/*
+ * A frame pointer chain: kernel part, user part, each after its context
+ * marker, leaf first; a marker perf does not know discards the chain (perf
+ * script then shows no frames); at most max_stack addresses, then the
+ * pseudo-frame of a deferred user part if there is room.
+ */
+static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
+			   struct perf_sample *sample)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	bool deferred = callchain__has_deferred_tail(chain);
+	u64 i, nr = chain->nr - (deferred ? 2 : 0);
+	unsigned int entries = 0;
+	u8 cpumode = PERF_RECORD_MISC_USER;
+	int err;
+
+	for (i = 0; i < nr && entries < rd->opts->max_stack; i++) {
+		u64 ip = chain->ips[i];
+		u32 id;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			switch (ip) {
+			case PERF_CONTEXT_HV:
+				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+				break;
+			case PERF_CONTEXT_KERNEL:
+				cpumode = PERF_RECORD_MISC_KERNEL;
+				break;
+			case PERF_CONTEXT_USER:
+				cpumode = PERF_RECORD_MISC_USER;
+				break;
+			default:
+				pr_debug("invalid callchain context: %" PRId64 "\n", (s64)ip);
+				rd->nr_scratch = 0;
+				return 0;
+			}
+			continue;
+		}
+		entries++;
+		err = export__resolve_ip(&rd->es, thread, cpumode, ip, &id);
+		if (!err)
+			err = reader__push(rd, id);
+		if (err)
+			return err;
+	}
+	if (deferred && entries < rd->opts->max_stack)
+		return reader__push_deferred(rd, thread, sample);
+	return 0;
+}
+
+/*
+ * Anything else perf resolves itself (DWARF unwinding, LBR call stacks).
+ * Returns 1 when perf cannot resolve the chain: perf script then prints
+ * the sample without a callchain, no frame lines and no empty line after
+ * its header; stackcollapse-perf.pl drops it at the next header (or gives
+ * it the frames of a following sample of an event it filters out, which
+ * is not copied here): the sample is left out.
+ */
+static int reader__walk_cursor(struct export_reader *rd, struct thread *thread,
+			       struct perf_sample *sample, struct machine *machine)
+{
+	struct callchain_cursor *cursor = get_tls_callchain_cursor();
+	struct callchain_cursor_node *node;
+	int err;
+
+	if (!cursor)
+		return -ENOMEM;
+	if (thread__resolve_callchain(thread, cursor, sample, NULL, NULL, rd->opts->max_stack))
+		return 1;
+	callchain_cursor_commit(cursor);
+	while ((node = callchain_cursor_current(cursor))) {
+		struct map *map = node->ms.map;
+		bool kernel = map ? dso__kernel(map__dso(map)) != DSO_SPACE__USER :
+				    machine__kernel_ip(machine, node->ip);
+		u32 id;
+
+		err = export__frame(&rd->es, map, node->ms.sym, kernel, node->ip, &id);
+		if (!err)
+			err = reader__push(rd, id);
+		if (err)
+			return err;
+		callchain_cursor_advance(cursor);
+	}
+	return 0;
+}
+
+/*
+ * The sample's stack, leaf first, into rd->scratch: 0, 1 when perf script
+ * prints the sample without its callchain (reader__walk_cursor()), or
+ * -errno.  Only samples with a callchain come here (reader__sample()).
+ */
+static int reader__walk(struct export_reader *rd, struct addr_location *al,
+			struct perf_sample *sample, struct machine *machine)
+{
+	struct evsel *evsel = sample->evsel;
+	u64 type = evsel->core.attr.sample_type;
+
+	rd->nr_scratch = 0;
+	if (evsel__has_branch_callstack(evsel) || (type & PERF_SAMPLE_STACK_USER))
+		return reader__walk_cursor(rd, al->thread, sample, machine);
+	return reader__walk_fp(rd, al->thread, sample);
+}
+
+static bool stack__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_reader *rd = key;
+	const struct export_stack *s = &es->stacks[id];
+
+	/* an empty stack has no frames array to compare (memcmp() of NULL) */
+	return s->len == rd->nr_scratch &&
+	       (!s->len || !memcmp(es->stack_frames + s->off, rd->scratch, s->len * sizeof(u32)));
+}
+
+static int reader__intern_stack(struct export_reader *rd, u32 *id)
+{
+	struct export_stacks *es = &rd->es;
+	u32 hash = export__hash_bytes(rd->scratch, rd->nr_scratch * sizeof(u32));
+	struct export_id_slot *slot;
+	int err;
+
+	err = id_table__reserve(&es->stack_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->stack_ids, hash, stack__match, es, rd);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->stacks, &es->alloc_stacks, sizeof(*es->stacks),
+			     es->nr_stacks + 1);
+	if (!err)
+		err = export__grow(&es->stack_frames, &es->alloc_stack_frames, sizeof(u32),
+				   es->nr_stack_frames + rd->nr_scratch);
+	if (err)
+		return err;
+	/* an empty stack (perf discarded the chain) has no arrays yet */
+	if (rd->nr_scratch)
+		memcpy(es->stack_frames + es->nr_stack_frames, rd->scratch,
+		       rd->nr_scratch * sizeof(u32));
+	es->stacks[es->nr_stacks].off = es->nr_stack_frames;
+	es->stacks[es->nr_stacks].len = rd->nr_scratch;
+	es->nr_stack_frames += rd->nr_scratch;
+	*id = es->nr_stacks++;
+	id_table__set(&es->stack_ids, slot, hash, *id);
+	return 0;
+}
+
+/* ---- folded: counts per (root frame, stack) ---- */
+
+static bool root__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	return !strcmp(es->roots[id], key);
+}
+
+/* rd->root interned in es->roots */
+static int reader__intern_root(struct export_reader *rd, u32 *id)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_id_slot *slot;
+	u32 hash;
+	int err;
+
+	hash = export__hash_bytes(rd->root, strlen(rd->root));
+	err = id_table__reserve(&es->root_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->root_ids, hash, root__match, es, rd->root);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->roots, &es->alloc_roots, sizeof(*es->roots), es->nr_roots + 1);
+	if (err)
+		return err;
+	es->roots[es->nr_roots] = strdup(rd->root);
+	if (!es->roots[es->nr_roots])
+		return -ENOMEM;
+	*id = es->nr_roots++;
+	id_table__set(&es->root_ids, slot, hash, *id);
+	return 0;
+}
+
+/*
+ * The root frame as stackcollapse-perf.pl makes it: the comm, with --pid
+ * "-PID", with --tid "-PID/TID", spaces turned into '_' (and ';', which
+ * would split the frame, into ':').
+ */
+static int reader__root(struct export_reader *rd, struct thread *thread,
+			struct perf_sample *sample, u32 *id)
+{
+	const char *comm = thread__comm_str(thread) ?: ":-1";
+	size_t len = strlen(comm) + 32;
+	char *p;
+	int err;
+
+	err = export__grow(&rd->root, &rd->alloc_root, 1, len);
+	if (err)
+		return err;
+	if (rd->opts->tid)
+		snprintf(rd->root, len, "%s-%d/%d", comm, sample->pid, sample->tid);
+	else if (rd->opts->pid)
+		snprintf(rd->root, len, "%s-%d", comm, sample->pid);
+	else
+		snprintf(rd->root, len, "%s", comm);
+	for (p = rd->root; *p; p++) {
+		if (*p == ' ')
+			*p = '_';
+		else if (*p == ';')
+			*p = ':';
+	}
+	return reader__intern_root(rd, id);
+}
+
+/* pprof: the comm at the sample, as perf script shows it, interned in es->roots */
+static int reader__comm(struct export_reader *rd, struct thread *thread, u32 *id)
+{
+	const char *comm = thread__comm_str(thread) ?: ":-1";
+	int err = export__grow(&rd->root, &rd->alloc_root, 1, strlen(comm) + 1);
+
+	if (err)
+		return err;
+	strcpy(rd->root, comm);
+	return reader__intern_root(rd, id);
+}
+
+static bool count__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_count *c = &es->counts[id], *k = key;
+
+	return c->root == k->root && c->stack == k->stack;
+}
+
+static int reader__count(struct export_reader *rd, u32 root, u32 stack, u64 weight)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_count key = { .root = root, .stack = stack, .count = weight };
+	u32 hash = export__mix((u64)root << 32 | stack);
+	struct export_id_slot *slot;
+	int err;
+
+	err = id_table__reserve(&es->count_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->count_ids, hash, count__match, es, &key);
+	if (slot->id1) {
+		es->counts[slot->id1 - 1].count += weight;
+		return 0;
+	}
+	err = export__grow32(&es->counts, &es->alloc_counts, sizeof(*es->counts),
+			     es->nr_counts + 1);
+	if (err)
+		return err;
+	es->counts[es->nr_counts] = key;
+	id_table__set(&es->count_ids, slot, hash, es->nr_counts++);
+	return 0;
+}
+
+/* ---- speedscope: runs of samples per thread ---- */
+
+static bool thread__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_thread *t = &es->threads[id];
+	const struct perf_sample *sample = key;
+
+	return t->pid == (int)sample->pid && t->tid == (int)sample->tid;
+}
+
+/*
+ * The sample's thread, by pid and tid.  It is named after the input is
+ * read (export_stacks__name_threads()), so a reference to perf's thread of
+ * its latest sample is kept (a tid reused in the same pid: the later
+ * thread).
+ */
+static int reader__thread(struct export_reader *rd, struct thread *thread,
+			  struct perf_sample *sample, u32 *id)
+{
+	struct export_stacks *es = &rd->es;
+	u32 hash = export__mix((u64)sample->pid << 32 | sample->tid);
+	struct export_id_slot *slot;
+	struct export_thread *t;
+	int err;
+
+	err = id_table__reserve(&es->thread_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->thread_ids, hash, thread__match, es, sample);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		t = &es->threads[*id];
+		if (!RC_CHK_EQUAL(t->thread, thread)) {
+			thread__put(t->thread);
+			t->thread = thread__get(thread);
+		}
+		return 0;
+	}
+	err = export__grow32(&es->threads, &es->alloc_threads, sizeof(*es->threads),
+			     es->nr_threads + 1);
+	if (err)
+		return err;
+	t = &es->threads[es->nr_threads];
+	memset(t, 0, sizeof(*t));
+	t->pid = sample->pid;
+	t->tid = sample->tid;
+	t->thread = thread__get(thread);
+	*id = es->nr_threads++;
+	id_table__set(&es->thread_ids, slot, hash, *id);
+	return 0;
+}
+
+/*
+ * A speedscope profile has one name for a thread, whose comm may change
+ * while it runs: a thread naming itself (prctl(PR_SET_NAME),
+ * pthread_setname_np()) or an exec.  The comm of its first sample would
+ * depend on whether the thread was sampled before it renamed itself; the
+ * name is the one perf gives the thread at the end of the input,
+ * thread__comm_str(), its last comm (as 'perf report --sort pid' shows a
+ * thread).  Folded stacks and pprof's comm label, like perf script, show
+ * the comm at each sample.
+ */
+static int export_stacks__name_threads(struct export_stacks *es)
+{
+	u32 i;
+
+	for (i = 0; i < es->nr_threads; i++) {
+		struct export_thread *t = &es->threads[i];
+
+		t->comm = strdup(thread__comm_str(t->thread) ?: ":-1");
+		if (!t->comm)
+			return -ENOMEM;
+		thread__zput(t->thread);
+	}
+	return 0;
+}
+
+/* perf's threads go with the session: references dropped before it is deleted */
+static void export_stacks__put_threads(struct export_stacks *es)
+{
+	u32 i;
+
+	for (i = 0; i < es->nr_threads; i++)
+		thread__zput(es->threads[i].thread);
+}
+
+static int reader__run(struct export_reader *rd, struct thread *thread,
+		       struct perf_sample *sample, u32 stack, u64 weight)
+{
+	struct export_thread *t;
+	struct export_run *run;
+	u32 id;
+	int err;
+
+	err = reader__thread(rd, thread, sample, &id);
+	if (err)
+		return err;
+	t = &rd->es.threads[id];
+	t->samples++;
+	t->weight += weight;
+	run = t->nr_runs ? &t->runs[t->nr_runs - 1] : NULL;
+	if (run && run->stack == stack && run->count < UINT32_MAX) {
+		run->count++;
+		run->weight += weight;
+		return 0;
+	}
+	err = export__grow32(&t->runs, &t->alloc_runs, sizeof(*t->runs), t->nr_runs + 1);
+	if (err)
+		return err;
+	t->runs[t->nr_runs].stack = stack;
+	t->runs[t->nr_runs].count = 1;
+	t->runs[t->nr_runs].weight = weight;
+	t->nr_runs++;
+	return 0;
+}
+
+/* ---- pprof: samples per (stack, thread, stitch status) ---- */
+
+static bool pprof__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_pprof_sample *s = &es->pprof[id], *k = key;
+
+	return s->stack == k->stack && s->thread == k->thread && s->comm == k->comm &&
+	       s->status == k->status;
+}
+
+static u32 reader__status(struct export_reader *rd, const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	int r;
+
+	if (!info)
+		return EXPORT_STATUS__NOT_DEFERRED;
+	switch (info->status) {
+	case DEFERRED_SAMPLE__STITCHED:
+		return EXPORT_STATUS__STITCHED;
+	case DEFERRED_SAMPLE__ORPHAN:
+		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
+		    info->reason : 0;
+		rd->es.reason_names[r] = deferred_sample_info__reason(info);
+		return EXPORT_STATUS__ORPHAN + r;
+	case DEFERRED_SAMPLE__UNSTITCHED:
+	default:
+		return EXPORT_STATUS__UNSTITCHED;
+	}
+}
+
+static int reader__pprof(struct export_reader *rd, struct thread *thread,
+			 struct perf_sample *sample, u32 stack, u64 weight)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_pprof_sample key = { .stack = stack, .samples = 1, .weight = weight };
+	struct export_id_slot *slot;
+	u32 hash;
+	int err;
+
+	err = reader__thread(rd, thread, sample, &key.thread);
+	if (!err)
+		err = reader__comm(rd, thread, &key.comm);
+	if (err)
+		return err;
+	key.status = reader__status(rd, sample);
+	hash = export__mix((u64)stack << 32 | (key.thread * 64 + key.status)) ^
+	       export__mix(key.comm);
+	err = id_table__reserve(&es->pprof_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, &key);
+	if (slot->id1) {
+		es->pprof[slot->id1 - 1].samples++;
+		es->pprof[slot->id1 - 1].weight += weight;
+		return 0;
+	}
+	err = export__grow32(&es->pprof, &es->alloc_pprof, sizeof(*es->pprof), es->nr_pprof + 1);
+	if (err)
+		return err;
+	es->pprof[es->nr_pprof] = key;
+	id_table__set(&es->pprof_ids, slot, hash, es->nr_pprof++);
+	return 0;
+}
+
+/* ---- the tool ---- */
+
+/*
+ * Which samples: those perf script prints with a callchain, as
+ * stackcollapse-perf.pl takes them.  perf script prints a sample's
+ * callchain (a line break after the header, a line per frame, an empty
+ * line) when its event samples callchains (PERF_SAMPLE_CALLCHAIN) and
+ * perf resolves the chain, to no frame at all maybe (a chain of context
+ * markers only, or one perf discards): then the header and the empty
+ * line, which the script folds into the root frame alone.  A sample of an
+ * event without callchains is one line, its comm right-aligned in 16
+ * columns (perf_sample__fprintf_start(): "%16s"); a comm has at most 15
+ * characters, so the line starts with a blank, and the script's header
+ * test wants a line that starts with the comm: the line is taken for a
+ * frame line (it ends in "(dso)" when perf script prints the ip) while no
+ * sample is open and ignored, or warned about as "Unrecognized line".
+ * Nothing of it is kept, nor is its event seen: an event without
+ * callchains is never the one chosen by default.  The same samples are
+ * left out of every format.
+ */
+
+/*
+ * stackcollapse-perf.pl reads the header line perf script prints for a
+ * sample: with a period and an event name at its end ("... 250000
+ * cpu-clock:"), the period is the sample's weight and the event can be
+ * filtered; by default only the first such event is kept.  Where text
+ * follows the event name (a tracepoint's fields; the address, data source
+ * and weight perf script prints for raw events that sample them), the
+ * line is never filtered out, and weighs 1.
+ */
+static bool evsel__header_ends_in_event(struct evsel *evsel)
+{
+	const u64 raw_fields = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT |
+			       PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_PHYS_ADDR |
+			       PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE;
+	const struct perf_event_attr *attr = &evsel->core.attr;
+
+	if (attr->type == PERF_TYPE_TRACEPOINT)
+		return false;
+	return attr->type != PERF_TYPE_RAW || !(attr->sample_type & raw_fields);
+}
+
+/*
+ * The sample's period as stackcollapse-perf.pl weighs it: the one perf
+ * script prints, sample->period.  A sample without PERF_SAMPLE_PERIOD has
+ * the attr's sample_period there (evsel__parse_sample()): the fixed period
+ * of 'perf record -c N' or of an event's period=N term, each event its
+ * own; in frequency mode (--no-period) the union's sample_freq.
+ */
+static u64 sample__period_weight(struct evsel *evsel, const struct perf_sample *sample)
+{
+	if (!evsel__header_ends_in_event(evsel))
+		return 1;
+	/* a period of 0 (printed as "0") counts 1 in the script too */
+	return sample->period ?: 1;
+}
+
+/*
+ * cpu-clock and task-clock periods count nanoseconds, sampled or fixed;
+ * not the frequency a sample without a period has in frequency mode
+ */
+static bool evsel__period_is_ns(struct evsel *evsel)
+{
+	const struct perf_event_attr *attr = &evsel->core.attr;
+
+	return evsel__header_ends_in_event(evsel) &&
+	       ((attr->sample_type & PERF_SAMPLE_PERIOD) || !attr->freq) &&
+	       attr->type == PERF_TYPE_SOFTWARE &&
+	       (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/*
+ * The event exported: --event's, or @first, the first sampled of those
+ * stackcollapse-perf.pl filters.  --event is matched when the session's
+ * events are known: for a file before reading the data, for a pipe at the
+ * first sample (or at the end, one without samples).
+ */
+static int reader__choose_event(struct export_reader *rd, struct evsel *first)
+{
+	struct evlist *evlist = rd->session->evlist;
+	struct evsel *evsel;
+
+	if (!rd->opts->event) {
+		rd->evsel = first;
+	} else {
+		rd->evsel = NULL;
+		evlist__for_each_entry(evlist, evsel) {
+			if (!strcmp(evsel__name(evsel), rd->opts->event)) {
+				rd->evsel = evsel;
+				break;
+			}
+		}
+	}
+	if (rd->evsel) {
+		snprintf(rd->stats->event, sizeof(rd->stats->event), "%s", evsel__name(rd->evsel));
+		return 0;
+	}
+	pr_err("perf stitch: no event '%s' in %s; it has:", rd->opts->event, rd->opts->input);
+	evlist__for_each_entry(evlist, evsel)
+		pr_err(" %s", evsel__name(evsel));
+	pr_err("\n");
+	return -EINVAL;
+}
+
+/*
+ * Whether @evsel's sample goes into the export: --event's only, or as
+ * stackcollapse-perf.pl by default: the first event whose header line it
+ * can filter (chosen here), and every event whose line it cannot.
+ */
+static int reader__keeps(struct export_reader *rd, struct evsel *evsel, bool *keep)
+{
+	int err = 0;
+
+	if (!rd->opts->event && !evsel__header_ends_in_event(evsel)) {
+		*keep = true;
+		return 0;
+	}
+	if (!rd->evsel)
+		err = reader__choose_event(rd, evsel);
+	*keep = evsel == rd->evsel;
+	return err;
+}
+
+/* A pipe's attrs: callchains resolved as their sample types say (reader__setup()). */
+static int reader__attr(const struct perf_tool *tool, union perf_event *event,
+			struct evlist **pevlist)
+{
+	int err = perf_event__process_attr(tool, event, pevlist);
+
+	if (!err)
+		callchain_param_setup(evlist__combined_sample_type(*pevlist),
+				      perf_session__e_machine(evlist__session(*pevlist),
+							      /*e_flags=*/NULL));
+	return err;
+}
+
+static void reader__count_deferred(struct export_reader *rd, const struct perf_sample *sample)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+	struct deferred_export_stats *st = rd->stats;
+	int r;
+
+	if (!info)
+		return;
+	st->deferred++;
+	switch (info->status) {
+	case DEFERRED_SAMPLE__STITCHED:
+		st->stitched++;
+		break;
+	case DEFERRED_SAMPLE__ORPHAN:
+		st->orphans++;
+		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
+		    info->reason : 0;
+		st->orphan_reasons[r]++;
+		break;
+	case DEFERRED_SAMPLE__UNSTITCHED:
+	default:
+		st->unstitched++;
+		break;
+	}
+}
+
+static int reader__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
+			  struct perf_sample *sample, struct machine *machine)
+{
+	struct export_reader *rd = container_of(tool, struct export_reader, tool);
+	struct evsel *evsel = sample->evsel;
+	struct addr_location al;
+	u32 stack, root;
+	bool keep;
+	u64 weight;
+	int err;
+
+	if (rd->err)
+		return 0;	/* stopping: see below */
+	rd->stats->samples++;
+	/*
+	 * A pipe's events are known once their HEADER_ATTR records came.  No
+	 * such event: said once, and reading stops here (the session would
+	 * add "failed to process" for the record that flushed this sample).
+	 */
+	if (!sample->callchain && !rd->opts->event) {
+		/* before the event is chosen: not one the script sees */
+		rd->stats->no_callchain++;
+		return 0;
+	}
+	err = reader__keeps(rd, evsel, &keep);
+	if (err) {
+		rd->err = err;
+		session_done = 1;
+		return 0;
+	}
+	if (!keep) {
+		rd->stats->other_events++;
+		return 0;
+	}
+	if (!sample->callchain) {
+		rd->stats->no_callchain++;
+		return 0;
+	}
+	/* pprof has both: the samples and the periods */
+	weight = rd->opts->count_samples && rd->opts->format != DEFERRED_EXPORT__PPROF ? 1 :
+		 sample__period_weight(evsel, sample);
+	addr_location__init(&al);
+	if (machine__resolve(machine, &al, sample) < 0) {
+		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
+			   ", left out\n", sample->pid, sample->tid, sample->time);
+		addr_location__exit(&al);
+		rd->stats->unresolved++;
+		return 0;
+	}
+
+	err = reader__walk(rd, &al, sample, machine);
+	if (err > 0) {
+		addr_location__exit(&al);
+		rd->stats->no_callchain++;
+		return 0;
+	}
+	if (!err)
+		err = reader__intern_stack(rd, &stack);
+	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED) {
+		err = reader__root(rd, al.thread, sample, &root);
+		if (!err)
+			err = reader__count(rd, root, stack, weight);
+	} else if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF) {
+		err = reader__pprof(rd, al.thread, sample, stack, weight);
+	} else if (!err) {
+		err = reader__run(rd, al.thread, sample, stack, weight);
+	}
+	addr_location__exit(&al);
+	if (err) {
+		rd->err = err;
+		return err;
+	}
+	rd->stats->exported++;
+	rd->stats->weight += weight;
+	if (!rd->es.weighed || sample->time < rd->es.first_time)
+		rd->es.first_time = sample->time;
+	if (sample->time > rd->es.last_time)
+		rd->es.last_time = sample->time;
+	rd->es.weighed++;
+	rd->es.weighed_ns += evsel__period_is_ns(evsel);
+	if (evsel != rd->evsel)
+		rd->stats->unfiltered++;
+	reader__count_deferred(rd, sample);
+	return 0;
+}
+
+static void export_stacks__exit(struct export_stacks *es)
+{
+	u32 i;
+
+	for (i = 0; i < es->nr_frames; i++) {
+		free(es->frames[i].name);
+		free(es->frames[i].dso_name);
+		free(es->frames[i].build_id);
+		free(es->frames[i].folded);
+		free(es->frames[i].folded_java);
+	}
+	for (i = 0; i < es->nr_roots; i++)
+		free(es->roots[i]);
+	for (i = 0; i < es->nr_threads; i++) {
+		free(es->threads[i].comm);
+		free(es->threads[i].runs);
+	}
+	free(es->frames);
+	free(es->frame_ids.slots);
+	free(es->addrs);
+	free(es->addr_ids.slots);
+	free(es->stack_frames);
+	free(es->stacks);
+	free(es->stack_ids.slots);
+	free(es->roots);
+	free(es->root_ids.slots);
+	free(es->counts);
+	free(es->count_ids.slots);
+	free(es->threads);
+	free(es->thread_ids.slots);
+	free(es->pprof);
+	free(es->pprof_ids.slots);
+}
+
+/* ---- the whole run ---- */
+
+int deferred_export(const struct deferred_export_opts *opts, struct deferred_export_stats *stats)
+{
+	struct perf_data data = {
+		.path	= opts->input,
+		.mode	= PERF_DATA_MODE_READ,
+		.force	= opts->force,
+	};
+	struct export_reader rd = {
+		.opts	= opts,
+		.stats	= stats,
+	};
+	struct stitch_output out = { .fd = -1, .slot = -1 };
+	struct callchain_cursor *cursor;
+	FILE *fp;
+	const char *what = opts->format == DEFERRED_EXPORT__FOLDED ? "folded" :
+			   opts->format == DEFERRED_EXPORT__PPROF ? "pprof" : "speedscope";
+	bool symbols = false;
+	int err;
+
+	perf_tool__init(&rd.tool, /*ordered_events=*/true);
+	rd.tool.sample		= reader__sample;
+	rd.tool.mmap		= perf_event__process_mmap;
+	rd.tool.mmap2		= perf_event__process_mmap2;
+	rd.tool.comm		= perf_event__process_comm;
+	rd.tool.namespaces	= perf_event__process_namespaces;
+	rd.tool.cgroup		= perf_event__process_cgroup;
+	rd.tool.exit		= perf_event__process_exit;
+	rd.tool.fork		= perf_event__process_fork;
+	rd.tool.ksymbol		= perf_event__process_ksymbol;
+	rd.tool.text_poke	= perf_event__process_text_poke;
+	rd.tool.attr		= reader__attr;
+	rd.tool.event_update	= perf_event__process_event_update;
+	rd.tool.tracing_data	= perf_event__process_tracing_data;
+	rd.tool.build_id	= perf_event__process_build_id;
+	rd.tool.id_index	= perf_event__process_id_index;
+	rd.tool.feature		= perf_event__process_feature;
+	rd.tool.ordering_requires_timestamps = true;
+
+	memset(stats, 0, sizeof(*stats));
+	/* pprof holds both values, --count only picks its default */
+	stats->count_samples = opts->count_samples && opts->format != DEFERRED_EXPORT__PPROF;
+	rd.es.opts = opts;
+	/* before the work: a refusal (an existing file, the input) comes first */
+	err = stitch_output__open(&out, opts->output, opts->input, opts->force, 0666);
+	if (err)
+		return err;
+	fp = stitch_output__fdopen(&out);
+	if (!fp) {
+		stitch_output__abort(&out);
+		return -ENOMEM;
+	}
+
+	/* callchains resolved as perf script resolves them */
+	symbol_conf.use_callchain = true;
+	callchain_param.order = ORDER_CALLEE;
+
+	rd.session = perf_session__new(&data, &rd.tool);
+	if (IS_ERR(rd.session)) {
+		/* perf_data__open() said why */
+		pr_err("perf stitch -F %s: cannot read %s\n", what, opts->input);
+		stitch_output__abort(&out);
+		return PTR_ERR(rd.session) ?: -EINVAL;
+	}
+	if (zstd_init(&rd.session->zstd_data, 0) < 0)
+		pr_warning("perf stitch -F %s: decompression initialization failed\n", what);
+	err = symbol__init(perf_session__env(rd.session));
+	if (err < 0) {
+		pr_err("perf stitch -F %s: cannot set up the symbol tables\n", what);
+		goto out;
+	}
+	symbols = true;
+	/*
+	 * As perf script: DWARF unwinding of the user stacks, LBR call
+	 * stacks, or frame pointers (a pipe's attrs come later: reader__attr())
+	 */
+	callchain_param_setup(evlist__combined_sample_type(rd.session->evlist),
+			      perf_session__e_machine(rd.session, /*e_flags=*/NULL));
+	/* a file's events are known: a wrong --event is refused before the work */
+	if (opts->event && !perf_data__is_pipe(&data)) {
+		err = reader__choose_event(&rd, NULL);
+		if (err)
+			goto out;
+	}
+
+	err = perf_session__process_events(rd.session);
+	if (rd.err == -EINVAL && opts->event && !rd.evsel) {
+		err = rd.err;	/* reader__choose_event() said why */
+		goto out;
+	}
+	if (rd.err) {
+		pr_err("perf stitch -F %s: %s while reading %s\n", what, strerror(-rd.err),
+		       opts->input);
+		err = rd.err;
+		goto out;
+	}
+	if (err) {
+		pr_err("perf stitch -F %s: failed to process %s: %s\n", what, opts->input,
+		       strerror(err < 0 ? -err : err));
+		goto out;
+	}
+	err = deferred_stitch__check_read(rd.session, opts->input, stats->samples, opts->force,
+					  opts->strict);
+	if (err)
+		goto out;
+	stats->malformed_records = evlist__stats(rd.session->evlist)->nr_invalid_callchain_deferred;
+	stats->malformed_samples = evlist__stats(rd.session->evlist)->nr_invalid_deferred_samples;
+	if (!stats->samples)
+		pr_warning("perf stitch -F %s: no samples in %s\n", what, opts->input);
+	else if (!stats->exported && stats->no_callchain)
+		pr_warning("perf stitch -F %s: no %s%ssample in %s has a callchain (perf record -g): nothing exported\n",
+			   what, opts->event ?: "", opts->event ? " " : "", opts->input);
+	if (!err && opts->event && !rd.evsel) {
+		/* a pipe without samples: its events are known now */
+		err = reader__choose_event(&rd, NULL);
+		if (err)
+			goto out;
+	}
+
+	if (opts->format == DEFERRED_EXPORT__SPEEDSCOPE) {
+		err = export_stacks__name_threads(&rd.es);
+		if (err) {
+			pr_err("perf stitch -F %s: not enough memory\n", what);
+			goto out;
+		}
+	}
+	stats->frames = rd.es.nr_frames;
+	stats->stacks = rd.es.nr_stacks;
+	if (opts->format == DEFERRED_EXPORT__FOLDED)
+		err = export_stacks__write_folded(&rd.es, fp, stats);
+	else if (opts->format == DEFERRED_EXPORT__PPROF)
+		err = export_stacks__write_pprof(&rd.es, fp, stats);
+	else
+		err = export_stacks__write_speedscope(&rd.es, fp, opts->input, stats);
+	if (err == -ENOMEM)
+		pr_err("perf stitch -F %s: not enough memory\n", what);
+	if (!err)
+		err = stitch_output__commit(&out);
+out:
+	if (err)
+		stitch_output__abort(&out);
+	/* the cursor's last chain holds references to the session's maps and threads */
+	cursor = get_tls_callchain_cursor();
+	if (cursor)
+		callchain_cursor_reset(cursor);
+	export_stacks__put_threads(&rd.es);
+	zstd_fini(&rd.session->zstd_data);
+	perf_session__delete(rd.session);
+	if (symbols)
+		symbol__exit();
+	export_stacks__exit(&rd.es);
+	free(rd.scratch);
+	free(rd.root);
+	return err;
+}
+
+void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE *fp,
+				    const char *prefix)
+{
+	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported - st->unfiltered,
+		st->event[0] ? st->event : "(no)");
+	if (st->unfiltered)
+		fprintf(fp, ", and %" PRIu64 " of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
+			st->unfiltered);
+	if (st->deferred) {
+		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
+			st->deferred, st->stitched, st->orphans);
+		deferred_stitch__fprintf_orphans(fp, st->orphan_reasons,
+						 DEFERRED_STITCH_REASONS_MAX);
+		if (st->unstitched)
+			fprintf(fp, ", %" PRIu64 " not stitched", st->unstitched);
+		fprintf(fp, ")");
+	}
+	fprintf(fp, ", total weight %" PRIu64 " (%s), %" PRIu64 " stacks, %" PRIu64 " frames",
+		st->weight, st->count_samples ? "samples" : "periods", st->stacks, st->frames);
+	if (st->other_events)
+		fprintf(fp, "; %" PRIu64 " samples of other events left out (--event)",
+			st->other_events);
+	if (st->no_callchain)
+		fprintf(fp, "; %" PRIu64 " samples without a callchain left out (as stackcollapse-perf.pl)",
+			st->no_callchain);
+	if (st->unresolved)
+		fprintf(fp, "; %" PRIu64 " samples without a thread left out", st->unresolved);
+	deferred_stitch__fprintf_malformed(fp, "; ", st->malformed_records, st->malformed_samples);
+	fprintf(fp, "\n");
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf stitch -F folded|speedscope: the stitched stacks of a recording as
+ * folded stacks (flamegraph.pl's input, stackcollapse-perf.pl's output) or
+ * as a speedscope profile.
+ *
+ * The input is read through a perf_session like perf script reads it: in
+ * time order, each sample joined to its deferred user callchain by the
+ * session; an orphan shows "[user stack lost: <reason>]" where its user
+ * part belongs.  Stacks are aggregated while streaming: every distinct
+ * address is resolved once, frames and stacks are interned, so folded
+ * output needs memory for the distinct stacks only; speedscope keeps one
+ * run-length list of stack ids per thread (16 bytes per run of identical
+ * consecutive stacks).
+ */
+#ifndef __PERF_DEFERRED_EXPORT_H
+#define __PERF_DEFERRED_EXPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "deferred-callchain.h"
+
+enum deferred_export_format {
+	DEFERRED_EXPORT__FOLDED,
+	DEFERRED_EXPORT__SPEEDSCOPE,
+	DEFERRED_EXPORT__PPROF,
+};
+
+struct deferred_export_opts {
+	const char			*input;		/* "-": a pipe */
+	const char			*output;	/* NULL or "-": stdout */
+	bool				force;
+	bool				strict;		/* malformed deferred data: fail */
+	enum deferred_export_format	format;
+	/*
+	 * The event whose samples are exported; NULL: as stackcollapse-perf.pl
+	 * picks them from perf script (deferred_export__keeps() in
+	 * deferred-export.c)
+	 */
+	const char			*event;
+	/* weigh each sample 1, not by its period as stackcollapse-perf.pl does */
+	bool				count_samples;
+	unsigned int			max_stack;
+	/* folded only, as stackcollapse-perf.pl's --kernel, --pid, --tid */
+	bool				kernel_suffix;	/* "_[k]" on kernel frames */
+	bool				separator;	/* "-" between user and kernel */
+	bool				pid;		/* root frame "comm-PID" */
+	bool				tid;		/* root frame "comm-PID/TID" */
+};
+
+struct deferred_export_stats {
+	char	event[64];		/* the event exported */
+	u64	samples;		/* all samples read */
+	u64	exported;		/* samples in the output */
+	u64	unfiltered;		/* of them, of events stackcollapse-perf.pl cannot filter */
+	u64	weight;			/* their weights: periods, or 1 each */
+	bool	count_samples;		/* the weights are samples (--count=samples) */
+	u64	other_events;		/* samples of other events, left out */
+	u64	no_callchain;		/* printed by perf script without a callchain: left out */
+	u64	unresolved;		/* no thread for them: reported, left out */
+	u64	malformed_records;	/* CALLCHAIN_DEFERRED, skipped */
+	u64	malformed_samples;	/* deferred callchain malformed, left out */
+	u64	deferred;		/* exported samples with a deferred user part */
+	u64	stitched;
+	u64	orphans;
+	u64	orphan_reasons[DEFERRED_STITCH_REASONS_MAX];	/* by reason */
+	u64	unstitched;		/* stitching was off */
+	u64	frames;			/* distinct frames */
+	u64	stacks;			/* distinct stacks */
+	u64	lines;			/* folded: lines written */
+	u64	threads;		/* speedscope: profiles written */
+	u64	runs;			/* speedscope: stored runs of samples */
+};
+
+int deferred_export__parse_format(const char *str, enum deferred_export_format *format);
+
+/*
+ * Reads opts->input and writes the export to opts->output (a temporary file
+ * next to it, renamed when complete) or stdout.  Nothing is written unless
+ * the whole input was read.  Returns 0 or a negative errno, after saying
+ * why.
+ */
+int deferred_export(const struct deferred_export_opts *opts, struct deferred_export_stats *stats);
+
+/* "perf stitch: N cpu-clock samples exported (N stitched, N orphans: ...), ..." */
+void deferred_export__fprintf_stats(const struct deferred_export_stats *stats, FILE *fp,
+				    const char *prefix);
+
+#endif /* __PERF_DEFERRED_EXPORT_H */
