@@ -78,7 +78,7 @@ pprof: deps
 # patches/perf-7.2/ on the pristine sources of perf-upstream (see
 # Makefile.perf-7.2).
 perf-7.2: deps
-	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream source
+	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream deps source
 	$(MAKE) -f $(CURDIR)/Makefile.perf-7.2
 
 # Pristine upstream perf 7.2.13 (build/perf-upstream), built beside ours from
