@@ -520,7 +520,9 @@ def script_text(s):
 
 
 def seen_text(ips, lost, s, file_order=False):
-    """The printed chain in script_text()'s form.  In file order perf
+    """The printed chain in script_text()'s form.  perf 7.2 prints a user
+    address as recorded, perf before 6.4 its offset in its mapping: the
+    recorded address counts as the mapped one.  In file order perf
     resolves a user address with the mappings met so far in the file, not
     those of the sample's time: it may print the address as it is (the
     mmap, or the fork, comes later in the file) or through a mapping made
@@ -531,6 +533,8 @@ def seen_text(ips, lost, s, file_order=False):
     if lost is not None:
         return 'orphan %s;%s' % (lost, ' '.join('%x' % ip for ip in ips))
     user = ips[nk:]
+    user = [map_ip(s, ip) if i < len(s.user) and ip == s.user[i] else ip
+            for i, ip in enumerate(user)]
     if file_order and s.user:
         user = [map_ip(s, s.user[i]) if i < len(s.user) and
                 (ip == s.user[i] or ip in s.maps.offsets(s.user[i])) else ip
