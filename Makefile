@@ -20,12 +20,14 @@ LIBUNWIND_COOKIE_DIR := tools/lib/unwind-cookie
 BUILD := $(CURDIR)/build
 
 LIB_MAKE = $(MAKE) -C $(LIBUNWIND_COOKIE_DIR) OUTPUT=$(BUILD)/libunwind-cookie/
-# The patched perf 6.1 (build/perf); see Makefile.perf-patch.
+# build/perf: upstream perf 7.2 with our perf code (tools/perf/) and hooks
+# (patches/perf-7.2/); see Makefile.perf-patch.
 PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 
 # Debian packages the build and the test suites need. libclang-rt-14-dev
 # carries libFuzzer and the sanitizer runtimes for Debian 12's clang 14.
-# linux-perf is the distro perf 6.1 (/usr/bin/perf) the tests compare against.
+# linux-perf is the distro perf 6.1 (/usr/bin/perf): an older client that
+# must read what perf stitch -o writes.
 # chromium renders make demo's flame graph in the screenshot test; time
 # (/usr/bin/time) measures peak RSS in make bench; golang-go and the pprof
 # sources build the pprof CLI that reads -F pprof's output; hotspot (with
@@ -61,7 +63,8 @@ perf:
 check-perf:
 	cd $(BUILD) && ./perf test -v 'deferred user callchains' > perf-test.log 2>&1; \
 		grep -E ': (Ok|FAILED!|Skip)' perf-test.log; \
-		[ $$(grep -cE '^perf .*: Ok$$' perf-test.log) -eq 2 ] || { cat perf-test.log; exit 1; }
+		[ $$(grep -cE '^ *[0-9]+: .*deferred user callchains.*: Ok$$' perf-test.log) -eq 2 ] || \
+			{ cat perf-test.log; exit 1; }
 	tests/perf/run-all.sh
 
 # The pprof CLI (build/pprof), built offline from Debian's packaged sources:
@@ -73,14 +76,6 @@ pprof: deps
 		GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(BUILD)/go-cache GOFLAGS= \
 			go build -o $(PPROF) github.com/google/pprof && echo "pprof: built $(PPROF)"; fi
 
-# Our perf on the 7.2 base (build/perf-7.2), beside the 6.1 build until the
-# suites pass on it: tools/perf/ of this repository and the hooks of
-# patches/perf-7.2/ on the pristine sources of perf-upstream (see
-# Makefile.perf-7.2).
-perf-7.2: deps
-	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream deps source
-	$(MAKE) -f $(CURDIR)/Makefile.perf-7.2
-
 # Pristine upstream perf 7.2.13 (build/perf-upstream), built beside ours from
 # Debian sid's linux-source-7.2 as the anchor tests/perf/upstream-compare.py
 # compares with; Makefile.perf-upstream installs its packages
@@ -88,11 +83,15 @@ perf-7.2: deps
 perf-upstream:
 	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream
 
-# The perf series as a maintainer takes it: git am of patches/perf-6.1/ on a
-# pristine 6.1 tree, checkpatch, a compile of what each patch touches and a
-# full build at the end, as make check runs it; SERIES_FULL=1 builds the
-# whole of perf after every patch instead (9 minutes unloaded, 30 and more
-# in a CI run that also boots the 7.2 guest: over CI's budget).
+# The perf series as a maintainer takes it (build/series): our files and
+# hooks as git format-patch mails against pristine 7.2 with a cover letter;
+# series-check: git am of them on the pristine sources, checkpatch, a
+# compile of what each patch touches, a full build at the end, and the
+# result = the tree build/perf is built from, as make check runs it;
+# SERIES_FULL=1 builds the whole of perf after every patch instead.
+series: deps
+	$(PERF_MAKE) series
+
 series-check: deps
 	$(PERF_MAKE) series-check $(if $(SERIES_FULL),SERIES_FULL=1)
 
@@ -100,6 +99,7 @@ check: deps node-deps pprof
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
 	$(PERF_TEST_SUITES)
+	$(MAKE) perf-upstream
 	$(PERF_MAKE) perf-asan
 	$(MAKE) check-perf
 	$(MAKE) vm-check VM_OPTIONAL=1
@@ -227,4 +227,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf perf-7.2 check check-perf series-check bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
+.PHONY: all perf check check-perf series series-check bench fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean

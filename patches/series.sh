@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The perf series as a maintainer takes it: our perf code (tools/perf/ of
+# this repository, plain files) and the hooks into upstream's files
+# (patches/perf-7.2/0*.patch) as one git format-patch series against
+# pristine perf 7.2, and its check.
+#
+#   series.sh make PRISTINE HOOKDIR REPO OUT
+#       patches/perf-7.2/series names, patch by patch, the hook and the
+#       new files: a git tree of PRISTINE gets each hook with 'git am' and
+#       its files added to the same commit (a NAME.msg line: a commit of
+#       new files only, with that message), then OUT/ gets the mails,
+#       0000-cover-letter.patch from HOOKDIR/cover-letter.txt (subject
+#       line, blank line, text).  Every file of REPO/tools/perf and every
+#       hook must be in the series exactly once.  Commit dates are the
+#       hooks' own and a fixed one, so that the same input gives the same
+#       mails.
+#   series.sh check PRISTINE SERIES BUILDTREE WORK [full]
+#       git am of SERIES/0001... on a fresh copy of PRISTINE, each mail
+#       first read by checkpatch.pl (an ERROR fails); after each patch a
+#       compile of every .c file it touches and of every file touched so
+#       far that includes a header it touches (a patch that needs a later
+#       one fails, naming itself; 'full': all of perf after each patch),
+#       and the last patch's tree equal to BUILDTREE, byte for byte: the
+#       tree build/perf was built and linked from (so that build is the
+#       series' full build).  PERF_MAKE (the environment): the perf make
+#       command without -C, O= or targets.
+#
+# checkpatch.pl: the one of linux-source-7.2 (build/linux-7.2-src, when
+# the sources came from sid), else Debian 12's linux-source-6.1 (said so).
+set -eo pipefail
+
+git() { command git -c user.name=perf-deferred -c user.email=perf-deferred@localhost \
+	-c core.autocrlf=false "$@"; }
+die() { echo "series: $*" >&2; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+make_series() {
+	local pristine=$1 hookdir=$2 top=$3 out=$4
+	local tree=$out.git date line name files hook msg used=() listed=()
+
+	[ -f "$hookdir/series" ] || die "no $hookdir/series"
+	[ -f "$hookdir/cover-letter.txt" ] || die "no $hookdir/cover-letter.txt"
+	rm -rf "$tree" "$out"
+	cp -a "$pristine" "$tree"
+	# one fixed date for what has none of its own: the last hook's
+	date=$(sed -n 's/^Date: //p' "$(ls "$hookdir"/0*.patch | tail -n 1)")
+	export GIT_COMMITTER_DATE="$date" GIT_AUTHOR_DATE="$date"
+	(cd "$tree" && git init -q -b deferred-callchains && git add -A &&
+		git commit -q -m "Linux 7.2.13 (tools/perf/MANIFEST)" && git tag base)
+	while read -r name files; do
+		case $name in ''|'#'*) continue ;; esac
+		if [[ $name == *.msg ]]; then
+			msg=$hookdir/$name
+			[ -f "$msg" ] || die "series: no $msg"
+		else
+			hook=$(ls "$hookdir"/[0-9][0-9][0-9][0-9]-"$name" 2> /dev/null) ||
+				die "series names $name: no such hook in $hookdir"
+			(cd "$tree" && git am -q --signoff --committer-date-is-author-date "$hook") ||
+				die "$(basename "$hook") does not apply"
+			used+=("$(basename "$hook")")
+		fi
+		for f in $files; do
+			[ -f "$top/tools/perf/$f" ] || die "series names tools/perf/$f: no such file"
+			mkdir -p "$tree/tools/perf/$(dirname "$f")"
+			cp -p "$top/tools/perf/$f" "$tree/tools/perf/$f"
+			(cd "$tree" && git add "tools/perf/$f")
+			listed+=("$f")
+		done
+		if [[ $name == *.msg ]]; then
+			(cd "$tree" && git commit -q --signoff -F "$msg")
+		elif [ -n "$files" ]; then
+			(cd "$tree" && git commit -q --amend --no-edit)
+		fi
+	done < "$hookdir/series"
+
+	# every hook and every file once
+	local missing
+	missing=$(comm -23 <(cd "$hookdir" && ls 0*.patch | sort) <(printf '%s\n' "${used[@]}" | sort))
+	[ -z "$missing" ] || die "hooks not in the series: $missing"
+	missing=$(comm -23 <(cd "$top" && git ls-files --cached --others --exclude-standard tools/perf |
+			     sed 's|^tools/perf/||' | sort) <(printf '%s\n' "${listed[@]}" | sort))
+	[ -z "$missing" ] || die "files of tools/perf not in the series: $missing"
+	[ "$(printf '%s\n' "${listed[@]}" | sort | uniq -d)" = "" ] || die "a file is in the series twice"
+
+	(cd "$tree" && git config branch.deferred-callchains.description "$(cat "$hookdir/cover-letter.txt")" &&
+		git format-patch -q --numbered --no-signature --zero-commit --cover-letter \
+			--cover-from-description=subject -o "$out" base..HEAD)
+	rm -rf "$tree"
+	echo "series: $out: $(ls "$out"/0*.patch | wc -l) mails ($(( $(ls "$out"/0*.patch | wc -l) - 1 )) patches and the cover letter)"
+}
+
+checkpatch_script() {
+	local dir=$1 t
+	mkdir -p "$dir"
+	t=$repo/build/linux-7.2-src/linux-source-7.2.tar.xz
+	if [ -f "$t" ] && tar -xf "$t" -C "$dir" --strip-components=1 \
+		linux-source-7.2/scripts/checkpatch.pl linux-source-7.2/scripts/spelling.txt \
+		linux-source-7.2/scripts/const_structs.checkpatch 2> /dev/null; then
+		echo "series-check: checkpatch.pl of linux-source-7.2" >&2
+	elif t=/usr/src/linux-source-6.1.tar.xz && [ -f "$t" ] &&
+	     tar -xf "$t" -C "$dir" --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch 2> /dev/null; then
+		echo "series-check: checkpatch.pl of Debian 12's linux-source-6.1 (no linux-source-7.2 here)" >&2
+	else
+		die "no checkpatch.pl: neither linux-source-7.2 (build/linux-7.2-src) nor /usr/src/linux-source-6.1.tar.xz"
+	fi
+	echo "$dir/scripts/checkpatch.pl"
+}
+
+check_series() {
+	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-}
+	local tree=$work/tree obj=$work/obj log=$work/log checkpatch p name step=0 files objs headers
+	local touched_so_far=() patches
+
+	[ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
+	mapfile -t patches < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort)
+	[ "$(basename "${patches[0]}")" = 0000-cover-letter.patch ] || die "no cover letter in $series"
+	rm -rf "$work"
+	mkdir -p "$obj"
+	checkpatch=$(checkpatch_script "$work/checkpatch")
+	cp -a "$pristine" "$tree"
+	(cd "$tree" && git init -q && git add -A && git commit -q -m pristine)
+	perf_make() {
+		# shellcheck disable=SC2086 # PERF_MAKE is a command line
+		$PERF_MAKE -C "$tree/tools/perf" O="$obj" "$@" >> "$log" 2>&1
+	}
+	# upstream's 'prepare' (the prerequisite of a single object) leaves
+	# out libsymbol, whose headers util/*.c include: built once, first
+	perf_make "$obj/libsymbol/libsymbol.a" ||
+		{ tail -20 "$log" >&2; die "building libsymbol of the pristine sources failed"; }
+	for p in "${patches[@]:1}"; do
+		step=$((step + 1))
+		name=$(basename "$p")
+		(cd "$tree" && git am -q --whitespace=error-all "$p") >> "$log" 2>&1 ||
+			{ tail -20 "$log" >&2; die "$name does not apply with git am"; }
+		# as the list runs it, on the mail: an error fails; the warnings
+		# are mostly long, greppable messages and MAINTAINERS
+		perl "$checkpatch" --no-tree -q --terse - < "$p" > "$work/checkpatch.out" 2>&1 || true
+		if grep -q 'ERROR:' "$work/checkpatch.out"; then
+			grep 'ERROR:' "$work/checkpatch.out" >&2
+			die "$name: checkpatch.pl reports errors (above)"
+		fi
+		mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
+		objs=() headers=()
+		for f in "${files[@]}"; do
+			case $f in
+			tools/perf/*.c)
+				[ -e "$tree/$f" ] && objs+=("${f#tools/perf/}") && touched_so_far+=("$f") ;;
+			tools/perf/*.h|tools/include/*.h|tools/lib/perf/include/*.h)
+				headers+=("$(basename "$f")") ;;
+			esac
+		done
+		for f in "${touched_so_far[@]}"; do
+			for h in "${headers[@]}"; do
+				if grep -q "^#include [\"<].*\\b$h[\">]" "$tree/$f" 2> /dev/null; then
+					objs+=("${f#tools/perf/}"); break
+				fi
+			done
+		done
+		mapfile -t objs < <(printf '%s\n' "${objs[@]}" | grep . | sed 's/\.c$/.o/' | sort -u)
+		if [ "$mode" = full ]; then
+			what=perf
+			perf_make || { grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building perf failed"; }
+		elif [ ${#objs[@]} -gt 0 ]; then
+			what="${objs[*]}"
+			perf_make "${objs[@]/#/$obj/}" ||
+				{ grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building $what failed"; }
+		else
+			what="(no C file)"
+		fi
+		printf '  %-66.66s %s\n' "$name" "$what"
+	done
+	# the whole tree, byte for byte, is the one build/perf was built (and
+	# linked) from: that build is the series' full build
+	if ! diff -r -q --no-dereference --exclude=.git "$tree" "$buildtree" > "$work/tree.diff"; then
+		cat "$work/tree.diff" >&2
+		die "the series' result is not the tree build/perf was built from (above)"
+	fi
+	echo "series-check: ${#patches[@]} mails ($((${#patches[@]} - 1)) patches and the cover letter) apply with git am, pass checkpatch.pl, each compiles what it touches; the result is the tree build/perf is built from"
+}
+
+case ${1:-} in
+make)	shift; [ $# -eq 4 ] || die "usage: series.sh make PRISTINE HOOKDIR REPO OUT"; make_series "$@" ;;
+check)	shift; [ $# -ge 4 ] || die "usage: series.sh check PRISTINE SERIES BUILDTREE WORK [full]"; check_series "$@" ;;
+*)	die "usage: series.sh make|check ..." ;;
+esac
