@@ -448,6 +448,8 @@ int cmd_stitch(int argc, const char **argv)
 			    "-F folded: a '-' frame between the user and the kernel frames"),
 		OPT_BOOLEAN(0, "pid", &stitch.exp.pid, "-F folded: root frame comm-PID"),
 		OPT_BOOLEAN(0, "tid", &stitch.exp.tid, "-F folded: root frame comm-PID/TID"),
+		OPT_BOOLEAN(0, "inline", &symbol_conf.inline_name,
+			    "-F: a frame per inlined function, as perf script (default)"),
 		OPT_UINTEGER(0, "max-stack", &stitch.exp.max_stack,
 			     "-F: at most this many callchain addresses per sample (default "
 			     __stringify(PERF_MAX_STACK_DEPTH) ", as perf script)"),
@@ -493,8 +495,8 @@ int cmd_stitch(int argc, const char **argv)
 	if (mode != STITCH_EXPORT &&
 	    (stitch.exp.event || stitch.exp.kernel_suffix || stitch.exp.separator ||
 	     stitch.exp.pid || stitch.exp.tid || stitch.count ||
-	     stitch.exp.max_stack != PERF_MAX_STACK_DEPTH)) {
-		pr_err("perf stitch: --event, --count, --kernel-suffix, --separator, --pid, --tid and --max-stack go with -F\n");
+	     stitch.exp.max_stack != PERF_MAX_STACK_DEPTH || !symbol_conf.inline_name)) {
+		pr_err("perf stitch: --event, --count, --kernel-suffix, --separator, --pid, --tid, --max-stack and --no-inline go with -F\n");
 		return -EINVAL;
 	}
 

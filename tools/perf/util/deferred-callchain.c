@@ -255,7 +255,7 @@ static bool pseudo__init(void)
 	pseudo.dso = dso__new("[deferred]");
 	if (!pseudo.dso)
 		goto fail;
-	pseudo.dso->has_srcline = 0;	/* no file behind it */
+	dso__set_has_srcline(pseudo.dso, false);	/* no file behind it */
 	dso__set_loaded(pseudo.dso);
 	pseudo.map = map__new2(0, pseudo.dso);
 	if (!pseudo.map)

@@ -293,6 +293,24 @@ static int cvt__pipe_tracing_data(struct cvt *cvt)
 }
 
 /* HEADER_BUILD_ID holds PERF_RECORD_HEADER_BUILD_ID records, but for their type. */
+/*
+ * A HEADER_BUILD_ID entry as a pipe record: its file name padded with zeros
+ * to a multiple of 8 bytes (the section packs them 4 bytes past one), as
+ * perf 7.2 refuses a record of its type of any other size.
+ */
+static int cvt__write_build_id(struct cvt *cvt, const struct perf_record_header_build_id *bid)
+{
+	union perf_event *ev = cvt->ev;
+	size_t size = PERF_ALIGN(bid->header.size, sizeof(u64));
+
+	if (size > CONVERT_MAX_EVENT)
+		return -EINVAL;
+	memset(ev, 0, size);
+	memcpy(ev, bid, bid->header.size);
+	ev->header.size = size;
+	return cvt__write(cvt, ev, -1);
+}
+
 static int cvt__pipe_build_ids(struct cvt *cvt)
 {
 	struct perf_record_header_build_id *bid;
@@ -311,7 +329,7 @@ static int cvt__pipe_build_ids(struct cvt *cvt)
 			break;
 		}
 		bid->header.type = PERF_RECORD_HEADER_BUILD_ID;
-		err = cvt__write(cvt, (union perf_event *)bid, -1);
+		err = cvt__write_build_id(cvt, bid);
 	}
 	free(data);
 	return err;

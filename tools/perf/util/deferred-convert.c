@@ -373,6 +373,18 @@ static int cvt__copy_untimed(const struct perf_tool *tool,
 	return cvt__write(cvt, event, -1);
 }
 
+/*
+ * Records of perf 6.17+ that hold no samples (BPF_METADATA, SCHEDSTAT_*):
+ * left out, as older readers fail on them ('perf report --stats' of the
+ * input counts them by name).
+ */
+static int cvt__leave_out(const struct perf_tool *tool __maybe_unused,
+			  struct perf_session *session __maybe_unused,
+			  union perf_event *event __maybe_unused)
+{
+	return 0;
+}
+
 static int cvt__round(const struct perf_tool *tool, union perf_event *event,
 		      struct ordered_events *oe)
 {
@@ -634,9 +646,9 @@ static void cvt__init_tool(struct perf_tool *tool)
 	tool->stat_round	= cvt__copy_untimed;
 	tool->feature		= cvt__feature;
 	tool->finished_init	= cvt__copy_untimed;
-	tool->bpf_metadata	= cvt__copy_untimed;
-	tool->schedstat_cpu	= cvt__copy_untimed;
-	tool->schedstat_domain	= cvt__copy_untimed;
+	tool->bpf_metadata	= cvt__leave_out;
+	tool->schedstat_cpu	= cvt__leave_out;
+	tool->schedstat_domain	= cvt__leave_out;
 	/* compressed: the default decompresses and hands us the records */
 	tool->ordering_requires_timestamps = true;
 	/* a sample of a group read is one record: write it once */

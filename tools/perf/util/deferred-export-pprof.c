@@ -18,7 +18,10 @@
  *    "[user stack lost: <reason>]" pseudo-frame); the location at the
  *    first address seen for it, in the Mapping of its dso (the map it was
  *    first found in: start, limit, file offset, file name, build id) when
- *    it has one;
+ *    it has one.  A function inlined at an address is a frame, and so a
+ *    Location, of its own, as perf script prints it: a Location stands
+ *    for a frame, not for an address, so its Lines cannot hold the
+ *    inlined functions of one address;
  *  - duration_nanos: first to last sample exported.
  *
  * The message is built in memory (its size grows with the distinct

@@ -43,7 +43,11 @@ struct export_frame {
 	char	*dso_name;
 	bool	kernel;		/* of the kernel part of the chain */
 	bool	inlined;	/* perf script: "(inlined)" instead of the dso */
-	/* identity while reading: the dso and symbol it was resolved to */
+	/*
+	 * identity while reading: the dso and symbol it was resolved to; an
+	 * inlined function has a symbol of its own at each address it is
+	 * inlined at, so it goes by its name (sym_key NULL)
+	 */
 	const void *dso_key;
 	const void *sym_key;
 	/* pprof: the first address seen, its map and the dso's build id */
@@ -113,17 +117,27 @@ struct export_stacks {
 
 	struct export_frame	*frames;
 	u32			nr_frames, alloc_frames;
-	struct export_id_table	frame_ids;	/* (dso, symbol, kernel) */
+	/* (dso, symbol, kernel); an inlined function: (dso, its name, kernel) */
+	struct export_id_table	frame_ids;
 
-	/* each address resolved once: (dso, address in it, kernel) -> frame */
+	/*
+	 * Each address resolved once: (dso, address in it, kernel) -> the
+	 * frames perf script shows there, the functions inlined at it
+	 * (innermost first) and then the one they are inlined in, at
+	 * addr_frames[frames .. frames + nr_frames).  Without a map: (NULL,
+	 * the address, kernel).
+	 */
 	struct export_addr {
 		const void	*dso;
 		u64		addr;
+		u32		frames;
+		u16		nr_frames;
 		bool		kernel;
-		u32		frame;
 	} *addrs;
 	u32			nr_addrs, alloc_addrs;
 	struct export_id_table	addr_ids;
+	u32			*addr_frames;
+	u32			nr_addr_frames, alloc_addr_frames;
 
 	u32			*stack_frames;
 	size_t			nr_stack_frames, alloc_stack_frames;

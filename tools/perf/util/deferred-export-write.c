@@ -19,8 +19,9 @@
  *    "(anonymous namespace)"), quotes are removed, and a Java signature's
  *    leading 'L' goes in the java process;
  *  - --kernel-suffix appends "_[k]" to the kernel frames that have a map
- *    (the script's --kernel), --separator puts a "-" frame between the
- *    user and the kernel part (flamegraph.pl draws it grey).
+ *    (the script's --kernel), but not to inlined functions, whose dso
+ *    perf script prints as "(inlined)"; --separator puts a "-" frame
+ *    between the user and the kernel part (flamegraph.pl draws it grey).
  *
  * Where the script guesses from the text perf script prints, perf knows:
  * a frame is a kernel frame when it comes from the kernel part of the

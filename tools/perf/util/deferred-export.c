@@ -6,8 +6,9 @@
  * session (util/deferred-callchain.c).  Each sample's callchain becomes a
  * stack of interned frames, walked the way thread__resolve_callchain()
  * walks a frame pointer chain for perf script (same context markers, same
- * max-stack cut, same pseudo-frame for a deferred user part), but every
- * distinct (dso, address) is looked up once: the symbol search happens on
+ * max-stack cut, same pseudo-frame for a deferred user part, same frames
+ * for the functions inlined at an address), but every distinct (dso,
+ * address) is looked up once: the symbol and inline searches happen on
  * the first sight of an address only.  Chains perf has to unwind or stitch
  * itself (DWARF user stacks, LBR call stacks) go through
  * thread__resolve_callchain() and are interned from its cursor.
@@ -46,6 +47,7 @@
 #include "map.h"
 #include "sample.h"
 #include "session.h"
+#include "srcline.h"
 #include "stitch-output.h"
 #include "symbol.h"
 #include "thread.h"
@@ -178,7 +180,8 @@ static void id_table__set(struct export_id_table *t, struct export_id_slot *slot
 
 struct frame_key {
 	const void	*dso;
-	const void	*sym;
+	const void	*sym;		/* NULL: none, or an inlined function */
+	const char	*inlined;	/* the inlined function's name, or NULL */
 	bool		kernel;
 };
 
@@ -187,7 +190,9 @@ static bool frame__match(const struct export_stacks *es, u32 id, const void *key
 	const struct export_frame *f = &es->frames[id];
 	const struct frame_key *k = key;
 
-	return f->dso_key == k->dso && f->sym_key == k->sym && f->kernel == k->kernel;
+	if (f->dso_key != k->dso || f->kernel != k->kernel || f->inlined != !!k->inlined)
+		return false;
+	return k->inlined ? !strcmp(f->name, k->inlined) : f->sym_key == k->sym;
 }
 
 /*
@@ -218,21 +223,26 @@ static int export_frame__set_map(struct export_frame *f, struct map *map)
 
 /*
  * The frame of a resolved address @ip: map NULL for none, sym NULL for
- * none.
+ * none; an inlined function's symbol (symbol__inlined()) is the frame of
+ * that function of the dso, whatever address it was inlined at.
  */
 static int export__frame(struct export_stacks *es, struct map *map, struct symbol *sym,
 			 bool kernel, u64 ip, u32 *id)
 {
+	bool inlined = map && sym && symbol__inlined(sym);
 	struct frame_key key = {
-		.dso	= map ? export__dso_key(map__dso(map)) : NULL,
-		.sym	= map ? sym : NULL,
-		.kernel	= kernel,
+		.dso		= map ? export__dso_key(map__dso(map)) : NULL,
+		.sym		= map && !inlined ? sym : NULL,
+		.inlined	= inlined ? sym->name : NULL,
+		.kernel		= kernel,
 	};
 	u32 hash = export__mix((uintptr_t)key.dso * 31 + (uintptr_t)key.sym * 7 + kernel);
 	struct export_id_slot *slot;
 	struct export_frame *f;
 	int err;
 
+	if (inlined)
+		hash ^= export__hash_bytes(key.inlined, strlen(key.inlined));
 	err = id_table__reserve(&es->frame_ids);
 	if (err)
 		return err;
@@ -252,9 +262,9 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 	f->kernel = kernel;
 	f->addr = ip;
 	/* copies: the kernel map's symbols may move while it is loaded */
-	if (key.sym) {
+	if (map && sym) {
 		f->name = strdup(sym->name);
-		f->inlined = symbol__inlined(sym);
+		f->inlined = inlined;
 		if (!f->name)
 			return -ENOMEM;
 	}
@@ -279,29 +289,94 @@ static bool addr__match(const struct export_stacks *es, u32 id, const void *key)
 }
 
 /*
- * The frame of @ip in context @cpumode, as add_callchain_ip() finds it for
- * perf script: the map of the thread (or the kernel), then the symbol;
- * the symbol search only on the first sight of the (dso, address).
+ * The functions debug info has inlined at @ip of @map, in @sym: perf's
+ * list of them for the dso, found or made as append_inlines() in
+ * util/machine.c does, kept with the dso.  NULL: none known.
+ */
+static struct inline_node *export__inline_node(struct map *map, struct symbol *sym, u64 ip)
+{
+	struct dso *dso = map__dso(map);
+	u64 addr = map__rip_2objdump(map, map__dso_map_ip(map, ip));
+	struct inline_node *node;
+
+	node = inlines__tree_find(dso__inlined_nodes(dso), addr);
+	if (!node) {
+		node = dso__parse_addr_inlines(dso, addr, sym);
+		if (node)
+			inlines__tree_insert(dso__inlined_nodes(dso), node);
+	}
+	return node;
+}
+
+static int export__addr_frame(struct export_stacks *es, u32 frame)
+{
+	int err = export__grow32(&es->addr_frames, &es->alloc_addr_frames,
+				 sizeof(*es->addr_frames), es->nr_addr_frames + 1);
+
+	if (!err)
+		es->addr_frames[es->nr_addr_frames++] = frame;
+	return err;
+}
+
+/*
+ * The frames of @ip, found in @map (NULL: none) and @sym (NULL: none),
+ * appended to es->addr_frames as add_callchain_ip() appends them to the
+ * cursor perf script prints.  With symbol_conf.inline_name (perf's
+ * default, off with --no-inline) and functions inlined at the address:
+ * perf's list of them, innermost first (perf script prints these
+ * "(inlined)"), then the function they are inlined in.  Else the symbol
+ * alone.
+ */
+static int export__ip_frames(struct export_stacks *es, struct map *map, struct symbol *sym,
+			     bool kernel, u64 ip)
+{
+	struct inline_node *node = NULL;
+	struct inline_list *ilist;
+	u32 first = es->nr_addr_frames, id;
+	int err;
+
+	if (symbol_conf.inline_name && map && sym)
+		node = export__inline_node(map, sym, ip);
+	if (node) {
+		list_for_each_entry(ilist, &node->val, list) {
+			err = export__frame(es, map, ilist->symbol, kernel, ip, &id);
+			if (!err)
+				err = export__addr_frame(es, id);
+			if (err)
+				return err;
+		}
+	}
+	if (es->nr_addr_frames - first > UINT16_MAX)
+		return -E2BIG;
+	if (es->nr_addr_frames > first)
+		return 0;
+	err = export__frame(es, map, sym, kernel, ip, &id);
+	return err ?: export__addr_frame(es, id);
+}
+
+/*
+ * The frames of @ip in context @cpumode, as add_callchain_ip() finds them
+ * for perf script: the map of the thread (or the kernel), the symbol, the
+ * functions inlined there; the symbol and inline searches only on the
+ * first sight of the (dso, address).  They are es->addr_frames[*frames ..
+ * *frames + *nr), callee first.
  */
 static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u8 cpumode,
-			      u64 ip, u32 *id)
+			      u64 ip, u32 *frames, u32 *nr)
 {
 	bool kernel = cpumode != PERF_RECORD_MISC_USER && cpumode != PERF_RECORD_MISC_GUEST_USER;
 	struct export_id_slot *slot;
 	struct addr_location al;
 	struct export_addr key;
+	struct map *map;
 	u32 hash;
 	int err;
 
 	/* al holds references to the thread and the map: dropped on the way out */
 	addr_location__init(&al);
-	if (!thread__find_map(thread, cpumode, ip, &al)) {
-		err = export__frame(es, NULL, NULL, kernel, ip, id);
-		goto out;
-	}
-
-	key.dso = export__dso_key(map__dso(al.map));
-	key.addr = al.addr;
+	map = thread__find_map(thread, cpumode, ip, &al);
+	key.dso = map ? export__dso_key(map__dso(map)) : NULL;
+	key.addr = map ? al.addr : ip;
 	key.kernel = kernel;
 	hash = export__mix((uintptr_t)key.dso * 31 + key.addr * 2 + kernel);
 	err = id_table__reserve(&es->addr_ids);
@@ -309,19 +384,22 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 		goto out;
 	slot = id_table__find(&es->addr_ids, hash, addr__match, es, &key);
 	if (slot->id1) {
-		*id = es->addrs[slot->id1 - 1].frame;
+		*frames = es->addrs[slot->id1 - 1].frames;
+		*nr = es->addrs[slot->id1 - 1].nr_frames;
 		goto out;
 	}
-	err = export__frame(es, al.map, map__find_symbol(al.map, al.addr), kernel, ip,
-			    &key.frame);
+	key.frames = es->nr_addr_frames;
+	err = export__ip_frames(es, map, map ? map__find_symbol(map, al.addr) : NULL, kernel, ip);
 	if (err)
 		goto out;
+	key.nr_frames = es->nr_addr_frames - key.frames;
 	err = export__grow32(&es->addrs, &es->alloc_addrs, sizeof(*es->addrs), es->nr_addrs + 1);
 	if (err)
 		goto out;
 	es->addrs[es->nr_addrs] = key;
 	id_table__set(&es->addr_ids, slot, hash, es->nr_addrs++);
-	*id = key.frame;
+	*frames = key.frames;
+	*nr = key.nr_frames;
 out:
 	addr_location__exit(&al);
 	return err;
@@ -394,7 +472,7 @@ static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
 
 	for (i = 0; i < nr && entries < rd->opts->max_stack; i++) {
 		u64 ip = chain->ips[i];
-		u32 id;
+		u32 frames, n, f;
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			switch (ip) {
@@ -415,9 +493,9 @@ static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
 			continue;
 		}
 		entries++;
-		err = export__resolve_ip(&rd->es, thread, cpumode, ip, &id);
-		if (!err)
-			err = reader__push(rd, id);
+		err = export__resolve_ip(&rd->es, thread, cpumode, ip, &frames, &n);
+		for (f = 0; !err && f < n; f++)
+			err = reader__push(rd, rd->es.addr_frames[frames + f]);
 		if (err)
 			return err;
 	}
@@ -1083,6 +1161,7 @@ static void export_stacks__exit(struct export_stacks *es)
 	free(es->frame_ids.slots);
 	free(es->addrs);
 	free(es->addr_ids.slots);
+	free(es->addr_frames);
 	free(es->stack_frames);
 	free(es->stacks);
 	free(es->stack_ids.slots);
