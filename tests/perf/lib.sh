@@ -175,6 +175,20 @@ suite_init() {
 require_perf() {
 	[ -x "$PERF" ] || abort "$PERF not built (make -f Makefile.perf-patch)"
 }
+# require_upstream_perf [python]: UP_PERF, pristine perf 7.2 (UPSTREAM_PERF,
+# default build/perf-upstream: make perf-upstream, which make check runs),
+# the yardstick the suites compare ours with; with 'python', built with
+# Python scripting.  Without it the suite ends, saying why: comparing
+# ours with ours would prove nothing.
+require_upstream_perf() {
+	UP_PERF=$(abs_path "${UPSTREAM_PERF:-$top/build/perf-upstream}")
+	"$UP_PERF" version 2> /dev/null | grep -q '^perf version 7\.2\.' ||
+		abort "no pristine perf 7.2 at $UP_PERF (make perf-upstream): the reference of this suite"
+	if [ "${1:-}" = python ] &&
+	   ! "$UP_PERF" version --build-options 2> /dev/null | grep -q 'libpython: \[ on'; then
+		abort "pristine perf 7.2 at $UP_PERF has no Python scripting: the reference of this suite"
+	fi
+}
 # sys_perf_runs: SYS_PERF is a perf that runs
 sys_perf_runs() { [ -x "$SYS_PERF" ] && "$SYS_PERF" version > /dev/null 2>&1; }
 # sys_perf_is_61: SYS_PERF is a perf 6.1, the unpatched older client
@@ -199,7 +213,7 @@ build_workload() {
 # Both record with SYS_PERF and end the suite when it fails.
 
 # record_fp OUT N: the standard frame-pointer recording of
-# tests/perf/emulate-workload.c, built as ./workload (the suites run it
+# tests/perf/helpers/emulate-workload.c, built as ./workload (the suites run it
 # again), with N as its argument: callchains on every sample, sys_exit
 # among them (deferred like any sample), the CPU (records returning on
 # another CPU), context switches, small buffers for many rounds
@@ -207,7 +221,7 @@ record_fp() {
 	local out=$1 arg=$2
 	local args=(-g --sample-cpu --switch-events -e cpu-clock -e raw_syscalls:sys_exit)
 
-	build_workload "$here/emulate-workload.c" workload -O1 -pthread
+	build_workload "$here/helpers/emulate-workload.c" workload -O1 -pthread
 	if ! "$SYS_PERF" record -q -m 64 "${args[@]}" -o "$out" -- ./workload "$arg" \
 			> "$out.record.log" 2>&1; then
 		cat "$out.record.log"
@@ -224,7 +238,7 @@ record_shell_mix() {
 	local out=$1 loops=$2 runs=$3
 
 	if ! "$SYS_PERF" record -q -m 4 -e cpu-clock,task-clock -F 2000 -g --sample-cpu \
-			-o "$out" -- "$here/shell-mix.sh" "$loops" "$runs" > "$out.record.log" 2>&1; then
+			-o "$out" -- "$here/helpers/shell-mix.sh" "$loops" "$runs" > "$out.record.log" 2>&1; then
 		cat "$out.record.log"
 		abort "perf record ($SYS_PERF)"
 	fi

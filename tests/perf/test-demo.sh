@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo (demo/run-demo.sh) and its flame graph, patch 0030.
+# make demo (demo/run-demo.sh) and its flame graph (the flamegraph.py hook
+# of patches/perf-7.2).
 #
 # Runs the demo into a temporary DEMO_OUT and checks: the native/emulated
 # line (emulated on kernels before 6.19), the stitch summary (stitched
@@ -20,7 +21,7 @@
 # file's frames and weights, the workload's user frames stitched to their
 # kernel frames), and on the same profile unstitched, where those checks
 # fail.  Then a recording with records dropped: the "[user stack lost:
-# ...]" frames are drawn red (patch 0030) and hold exactly the orphans.
+# ...]" frames are drawn red (the flamegraph.py hook) and hold exactly the orphans.
 #
 # usage: tests/perf/test-demo.sh     (after make -f Makefile.perf-patch and
 #                                     make node-deps)
@@ -35,7 +36,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_init
 CHROMIUM=${CHROMIUM:-chromium}
-CHECK="$PY $here/flamegraph-check.py"
+CHECK="$PY $here/helpers/flamegraph-check.py"
 TEMPLATE=$top/node_modules/d3-flame-graph/dist/templates/d3-flamegraph-base.html
 out=$tmp/out
 
@@ -76,7 +77,7 @@ check "demo: exactly one mode line" eq "$(grep -c '^demo: deferred callchains: '
 # the summary: N deferred samples, S stitched (P%), O orphans (reasons), R records
 line=$(sed -n 's/^demo: stitch summary (perf script): //p' demo.out)
 echo "# $line"
-$PY "$here/summary-parse.py" "$line" > summary.chk
+$PY "$here/helpers/summary-parse.py" "$line" > summary.chk
 check "summary: the line parses" eq "$(val parsed summary.chk)" 1
 n=$(val deferred summary.chk); s=$(val stitched summary.chk); o=$(val orphans summary.chk)
 check "summary: stitched samples" gt "${s:-0}" 0
@@ -205,7 +206,7 @@ check "no temporary files left" eq "$(find "$out" -name '.tmp.*' | wc -l)" 0
 speedscope_app() {	# PROFILE DIR: the app on PROFILE, app.json etc. in DIR
 	mkdir -p "$2"
 	# shellcheck disable=SC2086
-	CHROMIUM=$CHROMIUM SPEEDSCOPE_TIMEOUT=180 node "$here/speedscope-app.js" \
+	CHROMIUM=$CHROMIUM SPEEDSCOPE_TIMEOUT=180 node "$here/helpers/speedscope-app.js" \
 		"$SPEEDSCOPE" "$1" "$2" $stitched > "$2.log" 2>&1
 }
 SPEEDSCOPE=$top/node_modules/speedscope/dist/release
@@ -219,7 +220,7 @@ else
 	check "speedscope app: opened the profile (status $rc, $((SECONDS - start)) s)" eq "$rc" 0
 	[ "$rc" -eq 0 ] || tail -5 app.log | sed 's/^/     /'
 	# shellcheck disable=SC2086
-	$PY "$here/speedscope-app-check.py" "$out/profile.speedscope.json" app/app.json \
+	$PY "$here/helpers/speedscope-app-check.py" "$out/profile.speedscope.json" app/app.json \
 		--user $funcs --stitched $stitched > app.chk 2>&1
 	relay_checks "speedscope app" app.chk
 	grep -E '^# .*(heaviest stack|callees)' app.chk
@@ -252,7 +253,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$out/profile.speedscope.json" unstitched.
 	rc=$?
 	check "speedscope app, unstitched: opened (status $rc, $((SECONDS - start)) s)" eq "$rc" 0
 	# shellcheck disable=SC2086
-	$PY "$here/speedscope-app-check.py" unstitched.speedscope.json app-unstitched/app.json \
+	$PY "$here/helpers/speedscope-app-check.py" unstitched.speedscope.json app-unstitched/app.json \
 		--user $funcs --stitched $stitched > unstitched.chk 2>&1
 	grep ' -- ' unstitched.chk | sed 's/^/# unstitched: /'
 	check "speedscope app, unstitched: the 3 stitching checks fail" eq \
@@ -261,7 +262,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$out/profile.speedscope.json" unstitched.
 		"$(grep -Ec '^check (sleep|hop)_[a-z_]*: a user frame .* -- ' unstitched.chk)" 4
 	check "speedscope app, unstitched: no other check fails" eq "$(grep -c ' -- ' unstitched.chk)" 7
 	# and what the app showed of the demo's profile is not that file
-	$PY "$here/speedscope-app-check.py" unstitched.speedscope.json app/app.json > other.chk 2>&1
+	$PY "$here/helpers/speedscope-app-check.py" unstitched.speedscope.json app/app.json > other.chk 2>&1
 	check "speedscope app: the demo's tables and charts differ from another file's" gt \
 		"$(grep -Ec '(table|chart).* -- ' other.chk)" 4
 fi
@@ -273,14 +274,14 @@ mkdir lost
 check "lost: fp recording" test -s fp.data
 "$PERF" stitch --emulate --drop 0.2 --seed 7 -q -i fp.data -o lost/perf.data > emu.log 2>&1
 check "lost: emulated with dropped records" test -s lost/perf.data
-(cd lost && "$PERF" script report flamegraph --template "$TEMPLATE" -o fg.html) \
+(cd lost && "$PERF" script -s "$("$PERF" --exec-path)/scripts/python/flamegraph.py" -- --template "$TEMPLATE" -o fg.html) \
 	> lost.out 2> lost.err
 nlost=$(sed -n 's/^deferred callchains: .* \([0-9]*\) orphans (.*/\1/p' lost.err)
 echo "# $(grep '^deferred callchains' lost.err)"
 check "lost: orphans" gt "${nlost:-0}" 0
 $CHECK stacks lost/fg.html > lost.chk 2>&1
 check "lost: pseudo-frames hold exactly the orphans" eq "$(val lost lost.chk)" "${nlost:-x}"
-check "lost: pseudo-frames have libtype root (patch 0030)" eq "$(val lost_libtypes lost.chk)" root
+check "lost: pseudo-frames have libtype root (the flamegraph.py hook)" eq "$(val lost_libtypes lost.chk)" root
 chromium_run --dump-dom "file://$tmp/lost/fg.html" > lost-dom.html 2> /dev/null
 $CHECK dom lost-dom.html lost/fg.html > lost-dom.chk 2>&1
 sed 's/^/# dom /' lost-dom.chk
@@ -294,12 +295,12 @@ check "lost: kernel frames still blue" eq \
 mkdir converted
 "$PERF" stitch -q -i lost/perf.data -o converted/perf.data > conv.log 2>&1
 check "converted: perf stitch -o" test -s converted/perf.data
-(cd converted && "$PERF" script report flamegraph --template "$TEMPLATE" -o fg.html) \
+(cd converted && "$PERF" script -s "$("$PERF" --exec-path)/scripts/python/flamegraph.py" -- --template "$TEMPLATE" -o fg.html) \
 	> conv.out 2> conv.err
 $CHECK stacks converted/fg.html > conv.chk 2>&1
 check "converted: lost frames named after their map, as many as the orphans" \
 	eq "$(val lost conv.chk)" "${nlost:-x}"
-check "converted: lost frames have libtype root (patch 0030)" \
+check "converted: lost frames have libtype root (the flamegraph.py hook)" \
 	eq "$(val lost_libtypes conv.chk)" root
 
 finish

@@ -2,21 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # perf stitch --emulate and perf record --call-graph deferred,emulate
-# (patches/perf-6.1/0024, 0027-0029).
+# (tools/perf/util/deferred-emulate*.c and the perf stitch and perf record
+# hooks of patches/perf-7.2).
 #
-# Records a frame-pointer workload (tests/perf/emulate-workload.c: system
+# Records a frame-pointer workload (tests/perf/helpers/emulate-workload.c: system
 # calls, page faults, sleeps, threads, a thread moved between CPUs inside
 # long reads) with the system perf, turns it into the deferred format of
 # Linux 6.19 with the patched perf and checks the result against the
-# recording and the emulation's ground truth (tests/perf/emulate-check.py
+# recording and the emulation's ground truth (tests/perf/helpers/emulate-check.py
 # reads 'perf report -D' of both): markers and cookies, records, attr bits,
 # fault injection, determinism, pipe mode, error cases, record mode.
 #
-# The end-to-end check (the stitched 'perf script' output of the emulated
+# The end-to-end check (the merged 'perf script' output of the emulated
 # file shows exactly the recording's callchains, orphans one for one with
-# the injected faults) needs stitching in perf script: it reports SKIP until
-# 'perf script --no-stitch' exists.  (It passed on a tree merged with the
-# stitching patches 0011-0017.)
+# the injected faults) needs merging in perf script: it reports SKIP when
+# 'perf script --merge-callchains' (perf 7.2's name; the 6.1 build's was
+# --[no-]stitch) does not exist.
 #
 # usage: tests/perf/test-emulate.sh     (after make -f Makefile.perf-patch)
 #   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload
@@ -29,7 +30,7 @@
 suite_init
 require_perf
 sys_perf_runs || SYS_PERF=$PERF
-CHECK="$PY $here/emulate-check.py"
+CHECK="$PY $here/helpers/emulate-check.py"
 
 # jfield FILE KEY: KEY of the first (summary) line of a truth file
 jfield() { $PY -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())[sys.argv[2]])' "$1" "$2"; }
@@ -58,7 +59,7 @@ check "perf stitch --emulate: nothing on stdout" [ ! -s emu.out ]
 check "perf stitch --emulate: no temporary file left" eval '! ls emu.data.tmp-* emu.truth.tmp-* > /dev/null 2>&1'
 
 # every reading mode against the order-free oracle (oracle.py)
-PERF=$PERF OUT=$tmp/oracle "$here/oracle-check.sh" emu.data emulated > oracle.out 2>&1
+PERF=$PERF OUT=$tmp/oracle "$here/helpers/oracle-check.sh" emu.data emulated > oracle.out 2>&1
 relay_results oracle.out
 
 "$PERF" report --stats -i emu.data > emu.stats 2> emu.stats.err
@@ -73,8 +74,9 @@ check "--stats: rounds kept" eq "$(stat emu.stats FINISHED_ROUND)" "$(stat fp.st
 check "--stats: no malformed record" hasnt emu.stats 'malformed'
 
 "$PERF" report -D -i emu.data > emu.dump 2> /dev/null
+# perf 7.2 names the context entries of a chain in -D
 check "-D: samples end in PERF_CONTEXT_USER_DEFERRED (fffffffffffffd80)" \
-	has emu.dump '^\.\.\.\.\. +[0-9]+: fffffffffffffd80$'
+	has emu.dump '^\.\.\.\.\. +[0-9]+: fffffffffffffd80 \(PERF_CONTEXT_USER_DEFERRED\)$'
 checker "truth" fp.dump emu.dump emu.truth emu.check
 check "some entries return on another CPU ($(info emu.check cross_cpu_records))" \
 	gt "$(info emu.check cross_cpu_records)" 0
@@ -84,11 +86,22 @@ check "every sample deferred, no orphans without faults" eq "$(info emu.check or
 check "perf report: reads it, no out of order events" hasnt emu.report.err 'out of order|failed'
 check "perf report: all samples" has emu.report "^# Samples: "
 
-# the system perf (6.1) cannot read it
+# the system perf (6.1) cannot read it.  A file perf 7.2 writes has its
+# 144-byte attrs, which 6.1 refuses before it reads a record; with them cut
+# back to 6.1's 128 bytes (the 16 more are config3 and config4, 0 here) 6.1
+# reads the header and fails on the type-22 records, as it did on the 6.1
+# build's output (whose attrs had 6.1's size)
 "$SYS_PERF" report --stats -i emu.data > sys.out 2> sys.err
-if "$SYS_PERF" version 2> /dev/null | grep -q '^perf version 6\.1\.'; then
+if sys_perf_is_61; then
+	check "system perf fails on it (perf 7.2's attrs): incompatible file format" \
+		has sys.err 'incompatible file format'
+	$PY "$here/helpers/inject-deferred.py" --attr-size 128 emu.data emu128.data > emu128.out 2>&1
+	check "attrs cut back to 6.1's 128 bytes" has emu128.out '^attrs resized from 144 to 128 bytes$'
+	"$PERF" report --stats -i emu128.data > emu128.stats 2> /dev/null
+	check "attrs cut back: the same file to our perf" same emu.stats emu128.stats
+	"$SYS_PERF" report --stats -i emu128.data > sys.out 2> sys.err
 	check "system perf fails on it: failed to process type: 22" has sys.err 'failed to process type: 22'
-	"$SYS_PERF" script -i emu.data > /dev/null 2> sys.script.err
+	"$SYS_PERF" script -i emu128.data > /dev/null 2> sys.script.err
 	check "system perf script: exit status non-zero" [ $? -ne 0 ]
 else
 	skipped "system perf is not a 6.1"
@@ -246,8 +259,16 @@ check "record deferred,emulate: no temporary recording left" eval '! ls rec.data
 "$PERF" report --stats -i rec.data > rec.stats 2>&1
 check "record deferred,emulate: CALLCHAIN_DEFERRED records" gt "$(stat rec.stats CALLCHAIN_DEFERRED)" 0
 "$PERF" evlist -v -i rec.data > rec.evlist 2>&1
-check "record deferred,emulate: defer bits on the sampling event" has rec.evlist '^cpu-clock.*defer_callchain: 1, defer_output: 1'
-check "record deferred,emulate: the CPU in the samples" has rec.evlist '^cpu-clock.*sample_type: [A-Z|]*CPU'
+# the event perf record samples without -e: perf 7.2 falls back from cycles
+# to task-clock where there is no PMU (6.1 fell back to cpu-clock), hence
+# the name a plain recording's first event has
+"$PERF" record -q -g -o plain.data -- true > /dev/null 2>&1
+defev=$("$PERF" evlist -i plain.data 2> /dev/null | head -1 | cut -d: -f1)
+check "record deferred,emulate: samples the default event ($defev)" has rec.evlist "^$defev(:[a-zA-Z]+)?: "
+check "record deferred,emulate: defer bits on the sampling event" \
+	has rec.evlist "^$defev(:[a-zA-Z]+)?: .*defer_callchain: 1, defer_output: 1"
+check "record deferred,emulate: the CPU in the samples" \
+	has rec.evlist "^$defev(:[a-zA-Z]+)?: .*sample_type: [A-Z|]*CPU"
 check "record deferred,emulate: context switches" has rec.evlist 'context_switch: 1'
 if grep -q '^raw_syscalls:sys_exit' rec.evlist; then
 	ok "record deferred,emulate: raw_syscalls:sys_exit added"
@@ -265,18 +286,22 @@ check "record deferred,bogus: refused" has recb.err 'Unknown --call-graph deferr
 check "record deferred,emulate,16: parsed" has rec16.err 'user part deferred \(emulated\)'
 
 # ------------------------------------------------------------ end to end with the stitching perf
-# perf script stitches deferred callchains once it has --[no-]stitch (not to
-# be confused with --stitch-lbr, which 'perf script --no-stitch' abbreviates)
+# perf script merges deferred callchains when it has --[no-]merge-callchains
+# (perf 7.2; the 6.1 build's --[no-]stitch).  The reference is the same perf
+# on the recording (upstream's reading of in-place callchains): 7.2 prints
+# user addresses as recorded where 6.1 printed some relative to their dso.
+# --no-inline: one line per callchain entry (the truth counts entries), and
+# the same lines wherever addr2line or libdw would find inlined frames
 "$PERF" script -h > script.help 2>&1
-if ! grep -Eq -- '^ +--(no-)?stitch( |$)' script.help; then
-	skipped "end to end: $PERF script cannot stitch yet (no --no-stitch)"
+if ! grep -Eq -- '^ +--(no-)?merge-callchains( |$)' script.help; then
+	skipped "end to end: $PERF script cannot merge deferred callchains (no --merge-callchains)"
 else
-	fields="-F tid,time,event,ip,sym,dso --ns"
+	fields="-F tid,time,event,ip,sym,dso --ns --no-inline"
 	# name, emulated file, recording
 	for c in emu:emu.data:fp.data mix:mix.data:fp.data late:late.data:fp.data \
 		 exec:exec.emu:exec.data; do
 		IFS=: read -r f in ref <<< "$c"
-		"$SYS_PERF" script $fields -i $ref > e2e.ref 2> /dev/null
+		"$PERF" script $fields -i $ref > e2e.ref 2> /dev/null
 		"$PERF" script $fields -i $in > e2e.$f 2> e2e.$f.err
 		$CHECK --e2e e2e.ref e2e.$f $f.truth > e2e.$f.check 2>&1
 		while read -r line; do

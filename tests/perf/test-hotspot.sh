@@ -58,7 +58,7 @@ check "stitched: no time order violation" \
 # ------------------------------------------------------------ the GUI
 # make demo's recording (deferred, perf.data) and its conversion
 # (stitched.data) opened in hotspot under Xvfb, a screenshot of each flame
-# graph (tests/perf/hotspot-shot.sh): the stitched one draws the user
+# graph (tests/perf/helpers/hotspot-shot.sh): the stitched one draws the user
 # frames under every sample, so rows of bars that span (nearly) the whole
 # graph, where the deferred one has its kernel-only stacks, few such rows.
 if DEMO_OUT=$tmp/demo PERF=$PERF DEMO_SECONDS=1 "$top/demo/run-demo.sh" > demo.log 2>&1; then
@@ -77,7 +77,7 @@ rows() {
 # full PNG: the pixel rows at least 80% coloured
 full() { rows "$1" | awk '$1 > 52428 { n++ } END { print n + 0 }'; }
 for f in stitched perf; do
-	if xvfb-run -a -s "-screen 0 1280x1024x24" "$here/hotspot-shot.sh" \
+	if xvfb-run -a -s "-screen 0 1280x1024x24" "$here/helpers/hotspot-shot.sh" \
 			"$tmp/demo/$f.data" "$f.png" 2> "$f.shot.err"; then
 		ok "hotspot: a screenshot of the flame graph of $f.data"
 	else

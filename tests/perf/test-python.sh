@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf's Python scripting with deferred user callchains (patch 0018):
+# perf's Python scripting with deferred user callchains
+# (patches/perf-7.2/0010):
 # the "deferred" entry of the sample dict, the stitched "callchain", and
 # the stitch-coverage script (perf script report stitch-coverage).
 #
@@ -10,23 +11,28 @@
 # CPU, late, replaced by PERF_RECORD_LOST), runs build/perf script -s
 # python-deferred-dump.py on it and checks every sample against what
 # inject-deferred.py wrote: cookie, status, orphan reason, the CPU and time
-# of the record (read from the file), late; stitched callchains against the
-# system perf's Python view of the original recording.
+# of the record (read from the file), late; stitched callchains against
+# pristine perf 7.2's Python view of the original recording (the same
+# scripting as ours but for the "deferred" dict: callchains with the
+# inlined frames perf 7.2 adds, which the 6.1 we compared with before
+# had not).
 #
-# usage: tests/perf/test-python.sh     (after make -f Makefile.perf-patch)
-#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the reference; $PERF
-#   unless it is a 6.1 with Python scripting), PYTHON, KEEP, VERBOSE.
+# usage: tests/perf/test-python.sh     (after make -f Makefile.perf-patch
+#                                       and make perf-upstream)
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records), PYTHON,
+#   KEEP, VERBOSE, and
+#   UPSTREAM_PERF=...  pristine perf 7.2, the reference (default:
+#                      build/perf-upstream)
 #   Output and exit status: see lib.sh.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 suite_init
 require_perf
-if ! sys_perf_is_61 || ! "$SYS_PERF" version --build-options 2>/dev/null | grep -q 'libpython: \[ on'; then
-	SYS_PERF=$PERF
-fi
-GEN="$PY $here/inject-deferred.py"
-DUMP=$here/python-deferred-dump.py
+sys_perf_runs || SYS_PERF=$PERF
+require_upstream_perf python
+GEN="$PY $here/helpers/inject-deferred.py"
+DUMP=$here/helpers/python-deferred-dump.py
 
 # report FILE: count the "ok ..." / "FAIL ..." lines of the Python checks
 report() {
@@ -44,8 +50,8 @@ report() {
 record_shell_mix orig.data 100000 2
 # the reference: user chains cut where a stitched chain stops (marker-range entries)
 $GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
-"$SYS_PERF" script -i ref.data -s "$DUMP" > ref.dump 2> ref.dump.err
-check "reference: system perf's Python view" gt "$(grep -c '^S ' ref.dump)" 100
+"$UP_PERF" script -i ref.data -s "$DUMP" > ref.dump 2> ref.dump.err
+check "reference: pristine perf 7.2's Python view" gt "$(grep -c '^S ' ref.dump)" 100
 
 # ------------------------------------------------------------ deferred file
 $GEN --defer --print-groups --share 3 --record-cpu-shift 1 --record-delay 3000 \
@@ -53,7 +59,8 @@ $GEN --defer --print-groups --share 3 --record-cpu-shift 1 --record-delay 3000 \
 "$PERF" script -i d.data -s "$DUMP" > d.dump 2> d.dump.err
 check "perf script -s: exit status 0" eq "$?" 0
 check "perf script -s: no Python error" eq "$(grep -Ec 'Traceback|Error' d.dump.err)" 0
-"$PERF" script -i d.data --no-stitch -s "$DUMP" > nostitch.dump 2> nostitch.dump.err
+# (perf 7.2's --no-merge-callchains is our 6.1 series' --no-stitch)
+"$PERF" script -i d.data --no-merge-callchains -s "$DUMP" > nostitch.dump 2> nostitch.dump.err
 "$PERF" script -i ref.data -s "$DUMP" > plain.dump 2> plain.dump.err
 
 # ------------------------------------------------------------ stitch-coverage
@@ -63,20 +70,20 @@ check "perf script -l lists stitch-coverage" \
 "$PERF" script report stitch-coverage -i d.data > cov.out 2> cov.err
 check "perf script report stitch-coverage: exit status 0" eq "$?" 0
 "$PERF" script report stitch-coverage -i ref.data > cov-plain.out 2> cov-plain.err
-"$PERF" script -i d.data --no-stitch -s \
+"$PERF" script -i d.data --no-merge-callchains -s \
 	"$top/build/perf-prefix/libexec/perf-core/scripts/python/stitch-coverage.py" \
 	> cov-nostitch.out 2> cov-nostitch.err
-# the comm of every sample, by tid and time (system perf on the reference)
-"$SYS_PERF" script -i ref.data -F comm,tid,time --ns > ref.comms 2> /dev/null
+# the comm of every sample, by tid and time (pristine perf 7.2 on the reference)
+"$UP_PERF" script -i ref.data -F comm,tid,time --ns > ref.comms 2> /dev/null
 
 # ------------------------------------------------------------ checks
-$PY "$here/python-check.py" > verify.out 2>&1
+$PY "$here/helpers/python-check.py" > verify.out 2>&1
 report verify.out
 check "stitch-coverage: the per-thread table" same cov.out cov.expected
 check "stitch-coverage: no Python error" eq "$(grep -Ec 'Traceback|Error' cov.err)" 0
 check "stitch-coverage, file without deferred callchains" \
 	eq "$(cat cov-plain.out)" "stitch coverage: no deferred user callchains ($(grep -c '^S ' ref.dump) samples)"
-check "stitch-coverage, --no-stitch: 0 stitched, all unstitched" \
+check "stitch-coverage, --no-merge-callchains: 0 stitched, all unstitched" \
 	grep -Eq "^total +[0-9]+ +([0-9]+) +0 +0\.0%  0, \1 unstitched$" cov-nostitch.out
 
 finish

@@ -22,6 +22,7 @@
 . "$(dirname "$0")/lib.sh"
 suite_init
 require_perf
+require_upstream_perf
 corpus=$(abs_path "${1:-$top/tests/corpus/real-7.2}")
 ORACLE_PY=${ORACLE_PY:-/usr/bin/python3}
 
@@ -31,9 +32,17 @@ for f in "$corpus"/*.data; do
 	[ -e "$f" ] || continue
 	n=$((n + 1))
 	name=$(basename "$f" .data)
-	PERF=$PERF OUT=$tmp/$name "$here/oracle-check.sh" "$f" "$name" > "$name.oracle" 2>&1
+	PERF=$PERF OUT=$tmp/$name "$here/helpers/oracle-check.sh" "$f" "$name" > "$name.oracle" 2>&1
 	relay_results "$name.oracle"
-	"$ORACLE_PY" "$here/oracle.py" features "$f" > "$name.features" 2>&1 ||
+	# a recording of context switches: perf sched timehist on it
+	if "$PERF" evlist -i "$f" 2> /dev/null | grep -q '^sched:sched_switch$'; then
+		PERF=$PERF UPSTREAM_PERF=$UP_PERF OUT=$tmp/$name.timehist \
+			"$here/helpers/timehist-check.sh" "$f" "$name" \
+			> "$name.timehist.txt" 2>&1
+		relay_results "$name.timehist.txt"
+		timehist=$((${timehist:-0} + 1))
+	fi
+	"$ORACLE_PY" "$here/helpers/oracle.py" features "$f" > "$name.features" 2>&1 ||
 		bad "$name: oracle.py features"
 	echo "     $name: $(tr '\n' ' ' < "$name.features")"
 	cat "$name.features" >> features.all
@@ -57,4 +66,32 @@ check "corpus: a record more than 2 s after its sample ($(feature max_wait_ns) n
 	gt "$(feature max_wait_ns)" 2000000000
 check "corpus: a late sample more than 100 ms after its record ($(feature max_late_ns) ns)" \
 	gt "$(feature max_late_ns)" 100000000
+check "corpus: a recording of context switches for perf sched timehist (${timehist:-0})" \
+	gt "${timehist:-0}" 0
+
+# Pristine upstream perf 7.2 (make perf-upstream; make check builds it) on
+# the same files: every sample it merges comes out of ours with the same
+# chain, and where it drops a user part ours keeps it or names the reason
+# (upstream-compare.py's checks); the counts of both are printed.
+"$ORACLE_PY" "$here/helpers/upstream-compare.py" --upstream "$UP_PERF" --ours "$PERF" \
+	"$corpus"/*.data > upstream.txt 2>&1
+rc=$?
+grep -v -e '^      ' -e '^    tid ' upstream.txt | sed 's/^/     /'
+check "pristine perf 7.2: every sample it merges has our chain, every user part it drops ours keeps or names (status $rc)" \
+	eq "$rc" 0
+check "pristine perf 7.2: it drops user parts ours keeps, on these recordings ($(grep -c 'ours kept [1-9]' upstream.txt) of $n)" \
+	gt "$(grep -c 'ours kept [1-9]' upstream.txt)" 0
+# Time order: upstream's merge delivers the samples it held after
+# later events; ours keeps every sample in time order.
+back() { awk '/^ *[0-9]+\.[0-9]+: *$/ { t = $1 + 0; if (t < last) n++; if (t > last) last = t } END { print n + 0 }'; }
+ours_back=0 up_back=0
+for f in "$corpus"/*.data; do
+	o=$("$PERF" script -F time --ns -i "$f" 2> /dev/null | back)
+	u=$("$UP_PERF" script -F time --ns -i "$f" 2> /dev/null | back)
+	echo "     $(basename "$f" .data): samples printed after a later one: ours $o, pristine 7.2 $u"
+	ours_back=$((ours_back + o)) up_back=$((up_back + u))
+done
+check "time order: no sample printed after a later one (pristine 7.2: $up_back)" eq "$ours_back" 0
+check "time order: pristine 7.2 prints samples after later ones, as it merges ($up_back)" \
+	gt "$up_back" 0
 finish

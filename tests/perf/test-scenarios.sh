@@ -11,6 +11,11 @@
 #   it reads the oracles, and its failure on the raw files is checked;
 #   required), PYTHON (here /usr/bin/python3 by default, Debian's; stdlib
 #   only), CC, KEEP, VERBOSE, and
+#   UPSTREAM_PERF=...  pristine upstream perf 7.2, the version ours is
+#                 built on (default: build/perf-upstream, make
+#                 perf-upstream): what ours prints of the raw file is
+#                 compared with what it prints of the oracle; $PERF itself
+#                 reads the oracle instead, said so, when it is not built
 #   LIBUNWIND_COOKIE=...  the stitch engine's shared library (default:
 #                 build/libunwind-cookie/libunwind-cookie.so, built by `make`);
 #                 when present, the scenarios' expectations are also checked
@@ -21,13 +26,16 @@
 # scenario is and Documentation/stitching.md for the expected outcomes):
 #   6.1:   fails on the raw file (why this project exists), reads the oracle
 #          with exactly the expected callchains, big-endian oracle alike;
+#   7.2:   upstream perf 7.2 (ours when it is not built) reads the oracle
+#          with exactly the expected callchains and percentages;
 #   perf:  --stats counts and -D shows the type-22 records (no stitching
 #          needed), the big-endian raw file alike;
 #   engine: libunwind-cookie's stitcher, fed the scenario in time and in
 #          file order, gives the expected outcomes (if the library is built);
-#   stitch: perf script of the raw file = 6.1's script of the oracle, plus
-#          a [user stack lost: REASON] frame after the kernel frames of each
-#          orphan; perf report percentages; big-endian gives the same;
+#   stitch: perf script of the raw file = upstream 7.2's script of the
+#          oracle, plus a [user stack lost: REASON] frame after the kernel
+#          frames of each orphan; perf report percentages; big-endian gives
+#          the same; --show-deferred-events prints every record;
 #   convert: perf stitch -o of the raw file, read by 6.1, prints the same
 #          (an orphan's [user stack lost: REASON] as its pseudo-map); the
 #          malformed records and samples are skipped and counted (refused
@@ -41,8 +49,10 @@ require_perf
 [ -x "$SYS_PERF" ] || abort "$SYS_PERF missing"
 sys_is_61=
 sys_perf_is_61 && sys_is_61=1
-OUT="$PY $here/perfout.py"
+OUT="$PY $here/helpers/perfout.py"
 LIBUNWIND_COOKIE=$(abs_path "${LIBUNWIND_COOKIE:-$top/build/libunwind-cookie/libunwind-cookie.so}")
+require_upstream_perf
+up="upstream 7.2"
 
 # names FILE OFFSET: a line of FILE names the file offset OFFSET (0x...)
 names() { grep -Eq -- "(^|[^0-9a-fx])$2([^0-9a-f]|\$)" "$1"; }
@@ -61,8 +71,8 @@ summary_only() {
 }
 
 # the frame-pointer test binary whose symbols the user ips point to
-build_workload "$here/workload.c" workload -O0 -fno-inline -no-pie -pthread
-if ! "$PY" "$here/scenarios.py" gen --workload workload --out . "$@" > scenarios.list 2> gen.log; then
+build_workload "$here/helpers/workload.c" workload -O0 -fno-inline -no-pie -pthread
+if ! "$PY" "$here/helpers/scenarios.py" gen --workload workload --out . "$@" > scenarios.list 2> gen.log; then
 	cat gen.log
 	abort "scenarios.py gen"
 fi
@@ -120,6 +130,18 @@ for n in $(cat scenarios.list); do
 	"$SYS_PERF" $REPORT -i $n.oracle.data $KS 2> /dev/null | $OUT report > sys.report
 	check "$n: 6.1 report of the oracle: percentages" same $n.report sys.report
 
+	# ---------------------------------------------------------- upstream perf 7.2
+	# the yardstick of what ours prints: 7.2 prints user addresses as
+	# recorded (6.1: offsets in the file) and other level letters in
+	# perf report --children (scenarios.py, expected_report())
+	"$UP_PERF" script -i $n.oracle.data $KS $FIELDS > up.oracle.out 2> up.oracle.err
+	st=$?
+	$OUT script < up.oracle.out > up.oracle
+	check "$n: $up reads the oracle (status $st), callchains symbol by symbol" \
+		eval '[ $st -eq 0 ] && same $n.oracle-72.script up.oracle'
+	"$UP_PERF" $REPORT -i $n.oracle.data $KS 2> /dev/null | $OUT report > up.report
+	check "$n: $up report of the oracle: percentages" same $n.report-72 up.report
+
 	# ---------------------------------------------------------- patched perf, no stitching
 	for v in raw raw-be; do
 		"$PERF" report --stats -i $n.$v.data > $v.stats 2> $v.stats.err
@@ -134,10 +156,14 @@ for n in $(cat scenarios.list); do
 			check "$n: $v --stats: $nbad malformed" \
 				has $v.stats "^ +$nbad  \(malformed CALLCHAIN_DEFERRED, skipped\)\$"
 		fi
-		"$PERF" report -D -i $n.$v.data > $v.dump 2>&1
+		# stdout alone: perf's messages on stderr would land inside a
+		# record's lines where the buffer happens to be flushed
+		"$PERF" report -D -i $n.$v.data > $v.dump 2> $v.dump.err
 		dump=$n.dump
 		[ $v = raw-be ] && dump=$n.dump-be
-		check "$n: $v -D: every type-22 record (cpu, time, offset, cookie, ips)" \
+		# upstream 7.2's format; the ips only of records through an
+		# event sampling callchains (scenarios.py, expected_dump())
+		check "$n: $v -D: every type-22 record (cpu, time, offset, pid/tid, cookie, ips)" \
 			$OUT blocks $dump $v.dump
 	done
 	check "$n: perf reads the event descriptions (defer bits known)" \
@@ -147,7 +173,7 @@ for n in $(cat scenarios.list); do
 	if [ -f "$LIBUNWIND_COOKIE" ]; then
 		for order in time file; do
 			check "$n: engine, fed in $order order, gives the expected outcomes" \
-				"$PY" "$here/engine-check.py" "$LIBUNWIND_COOKIE" $n.json $order
+				"$PY" "$here/helpers/engine-check.py" "$LIBUNWIND_COOKIE" $n.json $order
 		done
 	fi
 
@@ -162,8 +188,10 @@ for n in $(cat scenarios.list); do
 		same want.sorted raw.sorted
 	check "$n: script: the same, in time order" same $n.script raw.canon
 	grep -v 'user stack lost' raw.out > raw.nolost
-	check "$n: script without the lost frames = 6.1's script of the oracle, verbatim" \
-		same sys.oracle.out raw.nolost
+	# verbatim: the perf ours is built on, upstream 7.2, reading the
+	# oracle (6.1's layout and addresses differ from 7.2's)
+	check "$n: script without the lost frames = $up's script of the oracle, verbatim" \
+		same up.oracle.out raw.nolost
 	$OUT summary $n.json > want.summary
 	case $n in
 	malformed|truncated|dummy_long_trailer) ;;
@@ -174,7 +202,13 @@ for n in $(cat scenarios.list); do
 	check "$n: big-endian raw file: same script output and messages" \
 		eval 'same raw.out raw-be.out && same raw.err raw-be.err'
 	"$PERF" $REPORT -i $n.raw.data $KS 2> raw.report.err | $OUT report > raw.report
-	check "$n: report: percentages" same $n.report raw.report
+	check "$n: report: percentages" same $n.report-72 raw.report
+	# every type-22 record read whole, with its user frames: also those -D
+	# shows without them (a dummy event's)
+	"$PERF" script --show-deferred-events -i $n.raw.data $KS $FIELDS 2> /dev/null |
+		$OUT deferred > raw.deferred
+	check "$n: script --show-deferred-events: every record (comm, tid, time, cookie, frames)" \
+		same $n.deferred raw.deferred
 	# the counts of perf stitch --stats; the cross-CPU count is unknown
 	# (null) when an event without PERF_SAMPLE_CPU wrote a record
 	"$PERF" stitch --stats=json -i $n.raw.data > stats.json 2> /dev/null
@@ -213,8 +247,10 @@ for n in $(cat scenarios.list); do
 		sed -E 's/^Processed [0-9]+ events/Processed N events/' sys.conv.err > got.err
 		check "$n: 6.1 script of the converted file: status 0, the oracle's messages only" \
 			eval '[ $cst -eq 0 ] && same want.err got.err'
+		# the same samples, frames and symbols as ours prints of the
+		# deferred one, user addresses in 6.1's form (offsets in the file)
 		check "$n: 6.1 script of the converted file = patched perf on the deferred one" \
-			same $n.script sys.conv ;;
+			same $n.script-61 sys.conv ;;
 	esac
 
 	# ---------------------------------------------------------- malformed input
@@ -238,7 +274,7 @@ for n in $(cat scenarios.list); do
 		check "$n: script: no other messages" \
 			eval '! grep -Ev "^(0x[0-9a-f]+ \[0x[0-9a-f]+\]: malformed |Warning:\$|[0-9]+ of [0-9]+ (CALLCHAIN_DEFERRED records|samples) |deferred callchains: )" raw.err'
 
-		# not covered by patch 0004: left to the stitching code
+		# not covered by the session's record check: left to the stitching code
 		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'cookie0'][0]")
 		check "$n: record with cookie 0: error names its offset ($off)" \
 			eval 'grep -i cookie raw.err > cookie.err; names cookie.err $off'
@@ -262,7 +298,7 @@ for n in $(cat scenarios.list); do
 	fi
 	if [ $n = dummy_no_cpu ]; then
 		# Python scripting: a record without a CPU has record_cpu None
-		"$PERF" script -i $n.raw.data $KS -s "$here/python-deferred-dump.py" \
+		"$PERF" script -i $n.raw.data $KS -s "$here/helpers/python-deferred-dump.py" \
 			> py.out 2> /dev/null
 		check "$n: python: stitched samples have record_cpu None" \
 			eval '[ "$(grep -c "^S .*status=stitched" py.out)" -gt 0 ] &&
@@ -271,7 +307,7 @@ for n in $(cat scenarios.list); do
 	if [ $n = truncated ]; then
 		# the cut record is named and skipped, the data ends there: what
 		# came before is processed, perf exits as at a normal end
-		# (deferred-callchains.txt, patch 0019)
+		# (deferred-callchains.txt, the cut-short hook)
 		off=$(js $n.json "'%#x' % [r['offset'] for r in d['records'] if r['malformed'] == 'eof'][0]")
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off

@@ -14,7 +14,7 @@
 suite_init
 require_perf
 sys_perf_runs || SYS_PERF=$PERF
-GEN="$PY $here/inject-deferred.py"
+GEN="$PY $here/helpers/inject-deferred.py"
 
 # orphan FILE "REASON NAME": the count of that reason in the summary line, 0 if absent
 orphan() { sed -nE "s/.*deferred callchains:.*(\(|, )$2 ([0-9]+)[,)].*/\2/p" "$1" | head -1 | grep . || echo 0; }

@@ -10,7 +10,7 @@
 # once, naming the event, and shows every deferred sample as recorded, with
 # its "[user stack deferred]" frame; nothing is held back; perf stitch
 # refuses to convert (a converted file would have no user stacks), leaving
-# no output.  Files from tests/perf/convert-gen.py (untimed, untimed_nocpu).
+# no output.  Files from tests/perf/helpers/convert-gen.py (untimed, untimed_nocpu).
 # The other mix, a dummy with times but without PERF_SAMPLE_CPU, is
 # stitched: test-scenarios.sh, scenario dummy_no_cpu.
 #
@@ -23,7 +23,7 @@
 suite_init
 require_perf
 
-if ! $PY "$here/convert-gen.py" untimed untimed_nocpu > gen.log 2>&1; then
+if ! $PY "$here/helpers/convert-gen.py" untimed untimed_nocpu > gen.log 2>&1; then
 	cat gen.log
 	abort "convert-gen.py"
 fi
@@ -31,9 +31,10 @@ fi
 warning="Event 'dummy' has no sample times (PERF_SAMPLE_TIME): deferred user callchains are not stitched."
 printf '%s T %s\n' ffffffff81000000 _text ffffffff81001000 k_one ffffffff81002000 k_two \
 	ffffffff81003000 k_three ffffffff81004000 _etext > kallsyms
-printf '  100     0.000000200: \n\tffffffff81001000 k_one ([kernel.kallsyms])\n\t       100000001 [user stack deferred: cookie 0x100000001] ([deferred])\n\n' > want.script
-printf '  100     0.000000400: \n\tffffffff81002000 k_two ([kernel.kallsyms])\n\t       100000002 [user stack deferred: cookie 0x100000002] ([deferred])\n\n' >> want.script
-printf '  100     0.000000450: \n\tffffffff81003000 k_three ([kernel.kallsyms])\n\n' >> want.script
+# perf 7.2 prints the tid as %7d (6.1: %5d)
+printf '    100     0.000000200: \n\tffffffff81001000 k_one ([kernel.kallsyms])\n\t       100000001 [user stack deferred: cookie 0x100000001] ([deferred])\n\n' > want.script
+printf '    100     0.000000400: \n\tffffffff81002000 k_two ([kernel.kallsyms])\n\t       100000002 [user stack deferred: cookie 0x100000002] ([deferred])\n\n' >> want.script
+printf '    100     0.000000450: \n\tffffffff81003000 k_three ([kernel.kallsyms])\n\n' >> want.script
 
 for n in untimed untimed_nocpu; do
 	"$PERF" script --kallsyms=kallsyms -F tid,time,ip,sym,dso --ns -i $n.data > $n.script 2> $n.err

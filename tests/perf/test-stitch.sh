@@ -1,15 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Stitched 'perf script' / 'perf report' (patches/perf-6.1/0011-0017).
+# Stitched 'perf script' / 'perf report' (the session, script and report
+# hooks of patches/perf-7.2).
 #
 # Records a frame-pointer perf.data with the system perf (or the patched
 # one), turns it into 6.19-style files with inject-deferred.py (user chains
 # replaced by PERF_CONTEXT_USER_DEFERRED + cookie, the user ips in
 # PERF_RECORD_CALLCHAIN_DEFERRED records: shared by samples, written on
 # another CPU, earlier in the file, after late samples, duplicated, lost,
-# malformed) and checks that the patched perf gives back what the system
-# perf shows for the original recording.
+# malformed) and checks that the patched perf gives back what pristine
+# upstream perf 7.2, the perf ours is built on, shows for the original
+# recording.
 #
 # The reference is the original recording with each user chain cut before
 # its first marker-range entry (--cut-user): the records carry the user
@@ -19,8 +21,11 @@
 # and that the stitched file shows them.
 #
 # usage: tests/perf/test-stitch.sh     (after make -f Makefile.perf-patch)
-#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (the reference output;
-#   $PERF unless it is a 6.1), PYTHON, KEEP, VERBOSE.
+#   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload;
+#   $PERF unless it is a 6.1), PYTHON, KEEP, VERBOSE, and
+#   UPSTREAM_PERF=...  the reference output: pristine upstream perf 7.2
+#                 (default: build/perf-upstream, make perf-upstream);
+#                 $PERF itself, said so, when it is not built
 #   Output and exit status: see lib.sh.
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -28,7 +33,13 @@
 suite_init
 require_perf
 sys_perf_is_61 || SYS_PERF=$PERF
-GEN="$PY $here/inject-deferred.py"
+# the reference: what upstream 7.2 prints of the plain recording (ours
+# prints it as upstream does; 6.1 prints it in another layout, user
+# addresses as offsets, other symbol names and level letters)
+require_upstream_perf
+REF_PERF=$UP_PERF
+ref="upstream 7.2"
+GEN="$PY $here/helpers/inject-deferred.py"
 
 # groups FILE: groups (kernel entries) in an inject-deferred.py output
 groups() { count "$1" '^group '; }
@@ -41,7 +52,7 @@ group_samples() {
 # ------------------------------------------------------------ recording
 record_shell_mix orig.data 150000 3
 $GEN --cut-user orig.data ref.data > /dev/null || bad "inject-deferred.py --cut-user"
-"$SYS_PERF" script -i ref.data > ref.script 2> /dev/null
+"$REF_PERF" script -i ref.data > ref.script 2> /dev/null
 nsamples=$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' ref.script)
 check "reference has samples ($nsamples)" gt "${nsamples:-0}" 100
 
@@ -59,7 +70,7 @@ script() {
 
 # ------------------------------------------------------------ no deferred callchains
 "$PERF" script -i ref.data > plain.script 2> plain.err
-check "file without deferred callchains: output as the system perf's" same plain.script ref.script
+check "file without deferred callchains: output as $ref's" same plain.script ref.script
 check "file without deferred callchains: no summary" hasnt plain.err 'deferred callchains'
 "$PERF" report -i ref.data --stdio > plain.report 2>&1
 check "file without deferred callchains: no summary in report" hasnt plain.report 'deferred callchains'
@@ -69,7 +80,7 @@ deferred d1.data
 script d1.data
 nrec=$(count d1.data.gen '^added type=22')
 check "plain: exit status 0" eq "$(cat d1.data.rc)" 0
-check "plain: callchains as the original's (system perf on the recording)" same d1.data.script ref.script
+check "plain: callchains as the original's ($ref on the recording)" same d1.data.script ref.script
 check "plain: summary counts every sample" eq "$(summary_count d1.data.err 'deferred samples')" "$nsamples"
 check "plain: every sample stitched" has d1.data.err "$nsamples stitched \(100\.0%\), 0 orphans, $nrec records, 0 duplicate records"
 check "plain: no cross-CPU record" has d1.data.err ' 0 cross-CPU records'
@@ -87,7 +98,7 @@ check "record before its samples in the file: callchains as the original's" same
 check "record before: all stitched" eq "$(summary_count before.data.err orphans)" 0
 check "record before: no out of order warning" hasnt before.data.err 'out of order'
 # unsorted (file order): the record reaches the stitcher before its samples
-"$SYS_PERF" script --show-round-events -i ref.data 2> /dev/null | grep -v FINISHED_ROUND > ref-unordered.script
+"$REF_PERF" script --show-round-events -i ref.data 2> /dev/null | grep -v FINISHED_ROUND > ref-unordered.script
 script before.data --show-round-events
 grep -v FINISHED_ROUND before.data.script > before-unordered.script
 check "record before, unsorted delivery: callchains as the original's" same before-unordered.script ref-unordered.script
@@ -109,9 +120,15 @@ check "shared cookies: some entries have several samples ($shared)" gt "$shared"
 check "shared cookies: fewer records ($nrec) than samples" gt "$nsamples" "$nrec"
 check "shared cookies: callchains as the original's" same share.data.script ref.script
 check "shared cookies: all stitched" has share.data.err "$nsamples stitched \(100\.0%\), 0 orphans, $nrec records"
-# both events take samples in one entry (cpu-clock and task-clock alternate)
-both=$("$PERF" script -i share.data -F event,time --no-stitch 2>/dev/null | awk 'NR > 1 && $1 != prev { n++ } { prev = $1 } END { print n + 0 }')
-check "shared cookies: samples of both events" gt "$both" 0
+# both events take samples in one entry (cpu-clock and task-clock
+# alternate): cookies that samples of both events carry (unmerged, each
+# sample's pseudo-frame names its cookie)
+both=$("$PERF" script -i share.data -F event,ip,sym --no-merge-callchains 2>/dev/null | awk '
+	/DEFERRED CALLCHAIN/ { ev = ""; next }
+	/^ *[a-z-]+-clock: *$/ { ev = $1; next }
+	ev != "" && /user stack deferred: cookie/ { c = $NF; if (!(c in e)) e[c] = ev; else if (e[c] != ev && !(c in b)) { b[c] = 1; n++ } }
+	END { print n + 0 }')
+check "shared cookies: cookies of samples of both events ($both)" gt "$both" 0
 
 # ------------------------------------------------------------ late samples
 deferred late.data --late-every 3 --share 4
@@ -155,13 +172,13 @@ check "lost records: report header has the summary" has lost.report "^# deferred
 check "lost records: --children entry in the [deferred] dso" has lost.report '\[deferred\] +\[\.\] \[user stack lost: record lost\]'
 # every other sample still as the original's: drop the orphans from both
 if "$PERF" version --build-options 2>/dev/null | grep -q 'libpython: .*on'; then
-	"$PERF" script -i lost.data -s "$here/callchain-names.py" > lost.py.out 2> /dev/null
+	"$PERF" script -i lost.data -s "$here/helpers/callchain-names.py" > lost.py.out 2> /dev/null
 	check "lost records: python scripts see the pseudo-frame" \
 		eq "$(grep -c 'user stack lost: record lost' lost.py.out)" "$nlost"
 	fg=$("$PERF" --exec-path)/scripts/python/flamegraph.py
 	if [ -f "$fg" ]; then
 		"$PERF" script -i lost.data -s "$fg" -- -f json -o fg.json > /dev/null 2>&1
-		n=$($PY "$here/flamegraph-check.py" stacks fg.json | sed -n 's/^lost //p')
+		n=$($PY "$here/helpers/flamegraph-check.py" stacks fg.json | sed -n 's/^lost //p')
 		check "lost records: flamegraph.py puts the orphans under the pseudo-frame" eq "$n" "$nlost"
 	fi
 fi
@@ -191,7 +208,8 @@ check "mixed: samples in timestamp order" \
 	awk '{ t = $1 + 0; if (t < prev) exit 1; prev = t }' mixed.data.script
 script mixed.data --show-deferred-events -F comm,tid,time
 nrec=$(count mixed.data.gen '^added type=22')
-check "mixed: --show-deferred-events prints every record" eq "$(count mixed.data.script 'PERF_RECORD_CALLCHAIN_DEFERRED')" "$nrec"
+# upstream 7.2's line for a record (6.1's series: PERF_RECORD_CALLCHAIN_DEFERRED ...)
+check "mixed: --show-deferred-events prints every record" eq "$(count mixed.data.script ': DEFERRED CALLCHAIN \[cookie: [0-9a-f]+\]$')" "$nrec"
 check "mixed: records and samples in timestamp order" \
 	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = $i + 0; if (t < prev) exit 1; prev = t } }' mixed.data.script
 
@@ -202,10 +220,10 @@ check "mixed: records and samples in timestamp order" \
 # (another perf, another file layout, other allocations before), so the
 # same tree may print its equal branches in another order.  Frames,
 # values and the order of unequal branches are compared.
-graph() { $PY "$here/perfout.py" graph; }
+graph() { $PY "$here/helpers/perfout.py" graph; }
 for g in "callee --no-children" "caller --children" "caller --no-children"; do
 	set -- $g
-	"$SYS_PERF" report -i ref.data --stdio -g "$1" "$2" 2> /dev/null | grep -v '^#' > ref.report.raw
+	"$REF_PERF" report -i ref.data --stdio -g "$1" "$2" 2> /dev/null | grep -v '^#' > ref.report.raw
 	graph < ref.report.raw > ref.report
 	"$PERF" report -i share.data --stdio -g "$1" "$2" 2> /dev/null > share.report
 	grep -v '^#' share.report | graph > share.report.body
@@ -218,25 +236,33 @@ check "report: summary in the header" has share.report "^# deferred callchains: 
 "$PERF" report -i share.data --stats > share.stats 2>&1
 check "report --stats: summary" has share.stats "^deferred callchains: $nsamples deferred samples"
 
-# ------------------------------------------------------------ --no-stitch
-script mixed.data --no-stitch
+# ------------------------------------------------------------ --no-merge-callchains
+# upstream 7.2's option (6.1's series: --no-stitch, the same meaning).  It
+# prints the records too, in upstream's format: the sample header fields,
+# "DEFERRED CALLCHAIN [cookie: HEX]" (no 0x; 6.1's series printed
+# "PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x... (cpu N, counter N) nr N"),
+# then the user frames
+script mixed.data --no-merge-callchains
 ndef=$(count mixed.data.script '^[[:space:]]+[0-9a-f]+ \[user stack deferred: cookie 0x[0-9a-f]+\]\+0x0 \(\[deferred\]\)$')
-check "--no-stitch: a pseudo-frame per sample" eq "$ndef" "$nsamples"
-check "--no-stitch: the frame's address is the cookie" \
+check "--no-merge-callchains: a pseudo-frame per sample" eq "$ndef" "$nsamples"
+check "--no-merge-callchains: the frame's address is the cookie" \
 	awk '/user stack deferred: cookie/ { a = $1; c = $6; sub(/^0x/, "", c); sub(/\].*/, "", c); if (a != c) exit 1 }' mixed.data.script
-check "--no-stitch: every record printed" eq "$(count mixed.data.script 'PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x[0-9a-f]+ \(cpu [0-9]+, counter [0-9]+\) nr [0-9]+$')" "$nrec"
-check "--no-stitch: no stitched sample" hasnt mixed.data.script 'user stack lost'
-check "--no-stitch: summary" has mixed.data.err "deferred callchains: $nsamples deferred samples, $nrec records, not stitched"
+check "--no-merge-callchains: every record printed" eq "$(count mixed.data.script ': DEFERRED CALLCHAIN \[cookie: [0-9a-f]+\]$')" "$nrec"
+check "--no-merge-callchains: no stitched sample" hasnt mixed.data.script 'user stack lost'
+check "--no-merge-callchains: summary" has mixed.data.err "deferred callchains: $nsamples deferred samples, $nrec records, not stitched"
 first=$(sed -nE '1s/.*cookie=(0x[0-9a-f]+) .*/\1/p' mixed.data.gen)
-check "--no-stitch: record of cookie $first shown with its user frames" \
-	awk -v c="$first" 'f { exit ($0 ~ /^\t/) ? 0 : 1 } $0 ~ ("CALLCHAIN_DEFERRED cookie " c " ") { f = 1 } END { if (!f) exit 1 }' mixed.data.script
-"$PERF" script -i mixed.data --no-stitch -F time > nostitch-time.script 2> /dev/null
-check "--no-stitch -F time: records without frame lines" hasnt nostitch-time.script '^$'
-"$PERF" report -i mixed.data --stdio --no-stitch > nostitch.report 2> /dev/null
-check "report --no-stitch: pseudo-frames" has nostitch.report '\[user stack deferred\]'
-check "report --no-stitch: summary" has nostitch.report '^# deferred callchains: .* not stitched'
-"$PERF" report -D -i mixed.data > dump.txt 2>&1
-check "-D: raw marker and cookie" has dump.txt '^\.\.\.\.\. +[0-9]+: fffffffffffffd80$'
+check "--no-merge-callchains: record of cookie $first shown with its user frames" \
+	awk -v c="${first#0x}" 'f { exit ($0 ~ /^\t/) ? 0 : 1 } $0 ~ (": DEFERRED CALLCHAIN \\[cookie: " c "\\]$") { f = 1 } END { if (!f) exit 1 }' mixed.data.script
+"$PERF" script -i mixed.data --no-merge-callchains -F time > nostitch-time.script 2> /dev/null
+check "--no-merge-callchains -F time: records without frame lines" hasnt nostitch-time.script '^$'
+"$PERF" report -i mixed.data --stdio --no-merge-callchains > nostitch.report 2> /dev/null
+check "report --no-merge-callchains: pseudo-frames" has nostitch.report '\[user stack deferred\]'
+check "report --no-merge-callchains: summary" has nostitch.report '^# deferred callchains: .* not stitched'
+"$PERF" report -D -i mixed.data > dump.txt 2> dump.err
+# 7.2 names the context entries of a callchain
+check "-D: raw marker and cookie" \
+	awk '/^\.\.\.\.\. +[0-9]+: fffffffffffffd80 \(PERF_CONTEXT_USER_DEFERRED\)$/ { m = 1; next }
+		m && /^\.\.\.\.\. +[0-9]+: [0-9a-f]+$/ && length($NF) == 16 { n++ } { m = 0 } END { exit n > 0 ? 0 : 1 }' dump.txt
 
 # ------------------------------------------------------------ pipe mode
 "$PERF" inject -i mixed.data -o - 2> inject.err | "$PERF" script -i - > pipe.script 2> pipe.err

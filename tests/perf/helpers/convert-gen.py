@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Test-only helper for tests/perf/test-stitch-convert.sh: writes the
-deferred-format files its writer-made cases convert (tests/perf/perfdata.py).
+deferred-format files its writer-made cases convert (tests/perf/helpers/perfdata.py).
 
   convert-gen.py NAME...     writes NAME.data for each NAME:
 

@@ -13,9 +13,9 @@ place), records by cookie.
 
   emulate-check.py --e2e REF.script OUT.script TRUTH.jsonl
 
-End to end, once perf script stitches: REF.script is 'perf script -F
-tid,time,event,ip,sym,dso --ns' of the recording, OUT.script the same of
-the emulated file, read by the stitching perf.  Every sample the truth
+End to end, once perf script merges: REF.script is 'perf script -F
+tid,time,event,ip,sym,dso --ns --no-inline' of the recording, OUT.script
+the same of the emulated file, read by the merging perf.  Every sample the truth
 expects stitched shows the recording's callchain (cut where the truth says
 a stitcher cuts the user part), every orphan a '[user stack ...]'
 pseudo-frame after its kernel frames, and the orphans are exactly the
@@ -38,8 +38,20 @@ CONTEXT_USER = pd.CONTEXT_USER
 USER_DEFERRED = pd.CONTEXT_USER_DEFERRED
 
 HDR = re.compile(r'^((?:\d+ )*)(0x[0-9a-f]+) \[(0x[0-9a-f]+)\]: PERF_RECORD_(\w+)(.*)$')
-ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]{16})$')
-DEFERRED = re.compile(r' cookie: (0x[0-9a-f]+) nr: (\d+)')
+# a chain entry; perf 7.2 names the context entries ("fffffffffffffd80
+# (PERF_CONTEXT_USER_DEFERRED)"), perf 6.1 does not
+ENTRY = re.compile(r'^\.{5}\s+\d+: ([0-9a-f]{16})(?: \((PERF_CONTEXT_\w+)\))?$')
+CONTEXT_NAMES = {(1 << 64) - 32: 'PERF_CONTEXT_HV', pd.CONTEXT_KERNEL: 'PERF_CONTEXT_KERNEL',
+                 CONTEXT_USER: 'PERF_CONTEXT_USER', (1 << 64) - 2048: 'PERF_CONTEXT_GUEST',
+                 (1 << 64) - 2176: 'PERF_CONTEXT_GUEST_KERNEL',
+                 (1 << 64) - 2560: 'PERF_CONTEXT_GUEST_USER',
+                 USER_DEFERRED: 'PERF_CONTEXT_USER_DEFERRED'}
+# a type-22 record's header: perf 7.2 (upstream's dump_deferred_callchain():
+# misc, pid/tid, cookie; its chain follows as a sample's, after "... FP
+# chain: nr:N"), the 6.1 build ("cookie: C nr: N", then the ips)
+DEFERRED = re.compile(r'^\(IP, 0x[0-9a-f]+\): -?\d+/-?\d+: (0x[0-9a-f]+)$')
+DEFERRED_61 = re.compile(r' cookie: (0x[0-9a-f]+) nr: (\d+)')
+FP_CHAIN = re.compile(r'^\.\.\. FP chain: nr:(\d+)$')
 
 
 class Checks:
@@ -59,7 +71,9 @@ class Checks:
 
 def parse_dump(path, has_cpu):
     """Samples (offset, cpu, time, chain) and records (offset, cpu, time,
-    cookie, ips), in file order."""
+    cookie, ips), in file order, from 'perf report -D' of perf 7.2 or 6.1.
+    A chain whose entry lines are not as many as its nr says, or whose
+    context entries are named wrong, ends the check."""
     samples, records = [], []
     cur = None
     with open(path, errors='replace') as f:
@@ -77,19 +91,31 @@ def parse_dump(path, has_cpu):
                     cur = {'off': off, 'cpu': cpu, 'time': time, 'chain': []}
                     samples.append(cur)
                 elif typ == 'CALLCHAIN_DEFERRED':
-                    d = DEFERRED.search(m.group(5))
-                    if d:
+                    d = DEFERRED.match(m.group(5))
+                    d61 = DEFERRED_61.search(m.group(5))
+                    if d or d61:
                         cur = {'off': off, 'cpu': cpu, 'time': time,
-                               'cookie': int(d.group(1), 16), 'chain': []}
+                               'cookie': int((d or d61).group(1), 16), 'chain': [],
+                               'nr': int(d61.group(2)) if d61 else None}
                         records.append(cur)
                 continue
             if cur is None:
                 continue
             e = ENTRY.match(line)
             if e:
-                cur['chain'].append(int(e.group(1), 16))
-            elif line.startswith('... FP chain'):
+                ip = int(e.group(1), 16)
+                if e.group(2) and CONTEXT_NAMES.get(ip) != e.group(2):
+                    sys.exit('%s: %#x named %s in %s' % (path, ip, e.group(2), line))
+                cur['chain'].append(ip)
+                continue
+            f = FP_CHAIN.match(line)
+            if f:
                 cur['chain'] = []
+                cur['nr'] = int(f.group(1))
+    for x in samples + records:
+        if x.get('nr') is not None and x['nr'] != len(x['chain']):
+            sys.exit('%s: the chain at %#x has %d entries, nr %d' %
+                     (path, x['off'], len(x['chain']), x['nr']))
     # -D prints a sample when it is delivered: put them back in file order
     samples.sort(key=lambda s: s['off'])
     records.sort(key=lambda r: r['off'])

@@ -15,7 +15,7 @@ otherwise than expected; exit status 1 if any did.  When a perf check of
 test-scenarios.sh fails but this one passes, the bug is in perf's use of
 the engine, not in the engine.
 
-Not fed: records patch 0004 already refuses (malformed nr or size, cut at
+Not fed: records the session already refuses (malformed nr or size, cut at
 the end of the file) and samples whose chain is malformed (the marker
 without a cookie; cookie 0): perf must report those itself.
 """

@@ -1,15 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make fuzz-perf: tests/perf/fuzz-perf.py on build/perf-asan (ASan, UBSan)
-# with seeds made here: the writer-made scenarios (tests/perf/scenarios.py,
+# make fuzz-perf: tests/perf/helpers/fuzz-perf.py on build/perf-asan (ASan, UBSan)
+# with seeds made here: the writer-made scenarios (tests/perf/helpers/scenarios.py,
 # file format), pipe streams of some of them in upstream's layouts
-# (tests/perf/upstream.py: compressed, newer records and features), and an
-# emulated deferred recording of tests/perf/emulate-workload.c.  Then the
+# (tests/perf/helpers/upstream.py: compressed, newer records and features), and an
+# emulated deferred recording of tests/perf/helpers/emulate-workload.c.  Then the
 # kept findings of earlier runs, tests/perf/fuzz-corpus/*.data, are run as
 # they are (fuzz-perf.py --replay), so that a fixed reader stays fixed.
 #
-# usage: tests/perf/fuzz-perf.sh [COUNT [SEED]]      (default 1000, 1)
+# usage: tests/perf/helpers/fuzz-perf.sh [COUNT [SEED]]      (default 1000, 1)
 #   Environment: PERF_ASAN (default build/perf-asan), PERF (build/perf, for
 #   the emulation), FUZZ_OUT (default build/fuzz-perf: the findings, kept
 #   across runs), FUZZ_SEEDS (default FUZZ_OUT/seeds: made once, kept),
@@ -18,7 +18,7 @@
 # Exit status: 1 when a mutant crashed, hung or made a sanitizer report.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 count=${1:-1000}
 seed=${2:-1}
 PERF_ASAN=${PERF_ASAN:-$top/build/perf-asan}
@@ -60,6 +60,6 @@ emu=$seeds/emu.data
 "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
 	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu 2> /dev/null)
 status=$?
-"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --replay "$here"/fuzz-corpus/*.data ||
+"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --replay "$here"/../fuzz-corpus/*.data ||
 	status=1
 exit $status

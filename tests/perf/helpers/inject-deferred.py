@@ -54,8 +54,20 @@ rewrites its data section and writes a new file with:
 
 --grow-attr N makes every attr of the attrs section N bytes bigger, as a
 perf with a newer struct perf_event_attr (e.g. 6.3+: config3) writes them.
+The added bytes are --grow-attr-fill, but the first --grow-attr-known of
+them, which are 0: the fields a newer perf writes that the perf under test
+knows too (perf 7.2's attr is 144 bytes, 16 more than 6.1's: config3 and
+config4, 0 for a software event), so that only the bytes past its struct
+are unknown to it.
 
 The data section size and the feature section offsets are fixed up.
+
+--attr-size N only rewrites the attrs section with attrs of N bytes (the
+size field too) and leaves everything else as it is: bigger ones get zero
+bytes, smaller ones lose bytes that must be zero (an attr that has any of
+them set is refused).  perf 7.2 writes 144-byte attrs; cut back to 6.1's
+128 bytes (PERF_ATTR_SIZE_VER7: config3 and config4 dropped) a perf 6.1
+reads the attrs of a file of it and then shows what it makes of the rest.
 
 A pipe-mode input (perf record -o -) only supports appending: --feature N
 adds a HEADER_FEATURE record with feature id N, --raw-type (>= 64) a bare
@@ -370,6 +382,50 @@ def rec_fields(rec):
     return cookie, nr, ips
 
 
+def resize_attrs(a):
+    """--attr-size: see the description at the top."""
+    try:
+        f = pd.PerfFile(a.input)
+    except ValueError as e:
+        sys.exit(str(e))
+    buf, n = f.buf, a.attr_size
+    if n < 64 or n % 8:
+        sys.exit('--attr-size %d: not a multiple of 8 of at least 64' % n)
+    attrs_end = f.attrs_off + f.attrs_size
+    new_attrs = bytearray()
+    for off in range(f.attrs_off, attrs_end, f.attr_size):
+        attr = bytearray(buf[off:off + f.attr_size - 16])
+        ids = bytearray(buf[off + f.attr_size - 16:off + f.attr_size])
+        if n < len(attr):
+            if any(attr[n:]):
+                sys.exit('--attr-size %d: attr at %#x has non-zero bytes past %d' %
+                         (n, off, n))
+            del attr[n:]
+        else:
+            attr += bytes(n - len(attr))
+        struct.pack_into('<I', attr, 4, n)
+        new_attrs += attr + ids
+    shift = len(new_attrs) - f.attrs_size
+    # ids sections past the attrs move with what follows them
+    for i in range(0, len(new_attrs), n + 16):
+        o, sz = struct.unpack_from('<QQ', new_attrs, i + n)
+        if o >= attrs_end:
+            struct.pack_into('<QQ', new_attrs, i + n, o + shift, sz)
+    head = bytearray(buf[:f.attrs_off])
+    rest = bytearray(buf[attrs_end:])
+    table = f.data_off + f.data_size - attrs_end
+    for i in range(len(f.features)):
+        o, sz = struct.unpack_from('<QQ', rest, table + 16 * i)
+        if o >= attrs_end:
+            struct.pack_into('<QQ', rest, table + 16 * i, o + shift, sz)
+    struct.pack_into('<Q', head, 16, n + 16)                        # attr_size
+    struct.pack_into('<QQ', head, 24, f.attrs_off, len(new_attrs))   # attrs
+    struct.pack_into('<QQ', head, 40, f.data_off + shift, f.data_size)
+    with open(a.output, 'wb') as fp:
+        fp.write(head + new_attrs + rest)
+    print('attrs resized from %d to %d bytes' % (f.attr_size - 16, n))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('input')
@@ -403,13 +459,20 @@ def main():
                     'bigger (multiple of 8), as a newer perf writes them')
     ap.add_argument('--grow-attr-fill', type=int, default=0,
                     help='byte value for the added attr bytes (default 0)')
+    ap.add_argument('--grow-attr-known', type=int, default=0,
+                    help='the first this many added attr bytes are 0 whatever '
+                    '--grow-attr-fill says (fields the perf under test knows)')
     ap.add_argument('--raw-type', type=int, action='append', default=[],
                     help='also append a record of this type (8 bytes of payload '
                     'and, for types < 64, the sample_id trailer) at the end')
     ap.add_argument('--feature', type=int, action='append', default=[],
                     help='pipe-mode input only: append a HEADER_FEATURE record '
                     'with this feature id')
+    ap.add_argument('--attr-size', type=int, default=0,
+                    help='only rewrite the attrs to this size (see above)')
     a = ap.parse_args()
+    if a.attr_size:
+        return resize_attrs(a)
 
     raw = open(a.input, 'rb').read(16)
     if raw[:8] == b'PERFILE2' and struct.unpack_from('<Q', raw, 8)[0] == 16:
@@ -477,7 +540,8 @@ def main():
         asz = struct.unpack_from('<I', ent, 4)[0]
         if a.grow_attr:
             struct.pack_into('<I', ent, 4, asz + a.grow_attr)
-            ent[asz:asz] = bytes([a.grow_attr_fill]) * a.grow_attr
+            known = min(a.grow_attr_known, a.grow_attr)
+            ent[asz:asz] = bytes(known) + bytes([a.grow_attr_fill]) * (a.grow_attr - known)
         ids_at = len(ent) - 16
         o, sz = struct.unpack_from('<QQ', ent, ids_at)
         new_attrs += ent

@@ -21,7 +21,7 @@
 # directory for the outputs, default a temporary one removed at the end).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 PERF=${PERF:-$top/build/perf}
 PY=${ORACLE_PY:-/usr/bin/python3}
 [ -f "${1:-}" ] && [ -r "$1" ] || { echo "FAIL - oracle-check: cannot read '${1:-}'"; exit 2; }

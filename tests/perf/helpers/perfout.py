@@ -32,6 +32,15 @@ tests/perf/test-upstream-files.sh.
         the same tree differs between files holding the same records in
         other layouts.  A frame, a value, or branches of different values
         in another order still make the output differ.
+    perfout.py deferred < perf-script-output
+        the PERF_RECORD_CALLCHAIN_DEFERRED records `perf script
+        --show-deferred-events -F comm,tid,time,...,ip,sym` printed (perf
+        7.2's "DEFERRED CALLCHAIN [cookie: HEX]" lines), in file order, as
+            COMM TID SECS.USECS cookie HEX
+              IP SYM                       one line per user frame
+            (blank line)
+        and nothing of the samples.  A line in a record's frames that is
+        not a frame comes out as '?? LINE'.
     perfout.py sorted FILE
         the blank-line-separated blocks of FILE (canonical script output:
         one block per sample) in sorted order, to compare regardless of
@@ -90,6 +99,34 @@ def script(lines, keep_lost=True):
     while out and out[-1] == '':
         out.pop()
     return '\n'.join(out) + '\n\n' if out else ''
+
+
+DEFERRED = re.compile(r'^\s*(\S.*?)\s+(\d+)\s+(\d+\.\d+):\s+'
+                      r'DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]\s*$')
+
+
+def deferred(lines):
+    out, inside = [], False
+    for line in lines:
+        line = line.rstrip('\n')
+        m = DEFERRED.match(line)
+        if m:
+            if inside:
+                out.append('')
+            out.append('%s %s %s cookie %s' % m.group(1, 2, 3, 4))
+            inside = True
+            continue
+        if not inside:
+            continue
+        if not line.strip():
+            out.append('')
+            inside = False
+            continue
+        m = FRAME.match(line)
+        out.append('  %s %s' % m.group(1, 2) if m else '?? ' + line)
+    if inside:
+        out.append('')
+    return '\n'.join(out) + '\n' if out else ''
 
 
 def report(lines):
@@ -298,6 +335,8 @@ def main():
         sys.stdout.write(script(sys.stdin, '--no-lost' not in sys.argv))
     elif cmd == 'report':
         sys.stdout.write(report(sys.stdin))
+    elif cmd == 'deferred':
+        sys.stdout.write(deferred(sys.stdin))
     elif cmd == 'graph':
         sys.stdout.write(graph(sys.stdin))
     elif cmd == 'sorted' and len(sys.argv) == 3:

@@ -3,8 +3,8 @@
 """Test-only checker for tests/perf/test-python.sh, run in its work
 directory: the "deferred" entry of perf script's Python sample dict
 (d.dump, nostitch.dump, plain.dump, from python-deferred-dump.py) against
-what inject-deferred.py wrote (d.gen, d.data) and the system perf's view
-of the reference (ref.dump, ref.comms), and perf script report
+what inject-deferred.py wrote (d.gen, d.data) and pristine perf 7.2's
+view of the reference (ref.dump, ref.comms), and perf script report
 stitch-coverage's table.  Prints one "ok ..." or "FAIL ..." line per check.
 """
 import os
@@ -133,7 +133,7 @@ res(any(per_cookie[c] > 1 for c in per_cookie), 'samples sharing a cookie')
 # callchains against the reference (same samples, same order)
 bad_chain = [(s, r) for s, r in zip(got, ref)
              if (s['d']['status'] if 'd' in s else None) != 'orphan' and s['chain'] != r['chain']]
-res(not bad_chain, 'callchains of stitched (and plain) samples as the system perf shows the '
+res(not bad_chain, 'callchains of stitched (and plain) samples as pristine perf 7.2 shows the '
     'original', '\n'.join('%s %d:\n  got %s\n  ref %s' % (s['comm'], s['time'], s['chain'], r['chain'])
                           for s, r in bad_chain[:2]))
 res(sum(1 for s in st if any('[kernel.kallsyms]' in f for f in s['chain']) and
@@ -151,17 +151,17 @@ for s, r in zip(got, ref):
 res(not bad_orph, 'orphans: kernel frames, then "[user stack lost: record lost]"',
     '\n'.join(bad_orph[:3]))
 
-# --no-stitch: status unstitched, no record, pseudo-frame with the cookie
+# --no-merge-callchains: status unstitched, no record, pseudo-frame with the cookie
 ns = [s for s in parse_dump('nostitch.dump') if s['deferred'] is not None]
 res(len(ns) == nsamples and
     all(s['deferred']['status'] == 'unstitched' and s['deferred']['reason'] == 'None' and
         s['deferred']['record_time'] == 'None' and s['deferred']['late'] == 'False' and
         s['chain'][-1].split(' ', 1)[1].startswith('[user stack deferred: cookie ')
-        for s in ns), '--no-stitch: every deferred sample "unstitched", no record')
+        for s in ns), '--no-merge-callchains: every deferred sample "unstitched", no record')
 plain = parse_dump('plain.dump')
 res(len(plain) == len(ref) and all(s['deferred'] is None for s in plain) and
     [s['chain'] for s in plain] == [s['chain'] for s in ref],
-    'file without deferred callchains: no "deferred" entry, callchains as the system perf\'s')
+    'file without deferred callchains: no "deferred" entry, callchains as pristine perf 7.2\'s')
 
 # ------------------------------------------------------------ stitch-coverage table
 comms = {}

@@ -20,14 +20,23 @@ For each scenario NAME, `gen` writes into DIR:
     NAME.oracle-be.data  the oracle, big-endian
     NAME.json            expected per-sample outcomes, records and counts
     NAME.script          expected `perf script -F comm,tid,time,event,ip,sym`
-                         of the raw file, in perfout.py's canonical form: the
-                         oracle's samples, with a `[user stack lost: REASON]`
-                         frame after the kernel frames of each orphan
-    NAME.oracle.script   expected canonical perf script of the oracle
+                         of the raw file by our perf (7.2), in perfout.py's
+                         canonical form: the oracle's samples, with a
+                         `[user stack lost: REASON]` frame after the kernel
+                         frames of each orphan; user addresses as recorded
+    NAME.script-61       the same as perf 6.1 prints it (reading perf stitch
+                         -o's output): user addresses as offsets in the file
+    NAME.oracle.script   expected canonical perf 6.1 script of the oracle
+    NAME.oracle-72.script  expected canonical perf 7.2 script of the oracle
     NAME.no22.script     expected canonical perf 6.1 script of NAME.raw-no22.data
-    NAME.report          expected canonical `perf report --children --sort sym`
+    NAME.report          expected canonical perf 6.1 `perf report --children
+                         --sort sym` of the oracle
+    NAME.report-72       the same for perf 7.2 (upstream's, and ours of the
+                         raw file): other level letters, see expected_report()
     NAME.dump            blocks `perf report -D` must contain (type-22 records)
     NAME.dump-be         the same for the big-endian raw file
+    NAME.deferred        expected `perf script --show-deferred-events` type-22
+                         records, in perfout.py deferred's canonical form
 and DIR/kallsyms, the fake kernel symbol table to pass as --kallsyms.
 
 Times are in microseconds after T0 (100 s) in the scenario code.  Expected
@@ -136,9 +145,12 @@ class Binary:
         addr, size = self.syms[frame]
         return addr + size // 2
 
-    def printed(self, ip):
-        """perf script prints a user frame as an offset in the mapped file"""
+    def printed(self, ip, recorded=False):
+        """perf 6.1's script prints a user frame as an offset in the mapped
+        file; perf 7.2's (recorded=True) prints the address as recorded"""
         start, length, pgoff = self.seg
+        if recorded:
+            return ip
         return ip - start + pgoff if start <= ip < start + length else ip
 
     def sym(self, ip):
@@ -152,6 +164,7 @@ class Binary:
 class Task:
     def __init__(self, pid, tid, comm):
         self.pid, self.tid, self.comm = pid, tid, comm
+        self.exited = None      # the time of its PERF_RECORD_EXIT
 
 
 class Cookie:
@@ -241,6 +254,7 @@ class Scenario:
                                      self.bin.path, self.t(us) + 500, cpu, ino=self.bin.ino))
 
     def exit(self, task, us, cpu=0):
+        task.exited = us
         self.task_events.append(dict(kind='exit', pid=task.pid, tid=task.tid, cpu=cpu,
                                      time=self.t(us), seq=len(self.ops)))
         self.op(lambda w, r: w.exit(w.attrs[0], task.pid, task.tid, self.t(us), cpu))
@@ -322,7 +336,11 @@ class Scenario:
                    pid=task.pid, tid=task.tid,
                    cookie=cval(cookie, False), cookie_be=cval(cookie, True),
                    nr=len(ips) if nr is None else nr, ips=ips, malformed=malformed,
-                   event=self.events[event][0], seq=len(self.ops))
+                   event=self.events[event][0], seq=len(self.ops),
+                   # perf forgets a task at its exit: a record after it
+                   # is of a new thread, without a comm (":TID")
+                   comm=task.comm if task.exited is None or us < task.exited
+                   else ':%d' % task.tid)
         self.records.append(rec)
         key = ('record', len(self.records) - 1)
 
@@ -357,12 +375,13 @@ class Scenario:
             what[key[1]]['offset'] = infos[idx]['offset']
             what[key[1]]['size'] = infos[idx]['size']
 
-    def expected_script(self, mode):
+    def expected_script(self, mode, recorded=False):
         """Canonical perf script output (see perfout.py) of the raw file as
         a stitching perf shows it (mode 'stitched'), of the oracle as perf
         6.1 shows it ('oracle'), or of the raw file without its type-22
         records as perf 6.1 shows it ('no22': a chain holding the deferred
-        marker is dropped whole, kernel part included)."""
+        marker is dropped whole, kernel part included).  recorded: user
+        addresses as perf 7.2 prints them, as recorded (Binary.printed)."""
         out = []
         for s in sorted(self.samples, key=lambda s: s['time']):
             if s['outcome'] == 'malformed' and mode != 'no22':
@@ -371,16 +390,25 @@ class Scenario:
                                            s['time'] % 10**9 // 1000, s['event']))
             if mode != 'no22' or not s['deferred']:
                 out += ['  %x %s' % (x, n) for x, n in s['kernel']]
-                out += ['  %x %s' % (self.bin.printed(x), n) for x, n in s['user']]
+                out += ['  %x %s' % (self.bin.printed(x, recorded), n) for x, n in s['user']]
             if s['outcome'] == 'orphan' and mode == 'stitched':
                 out.append('  [user stack lost: %s]' % s['reason'])
             out.append('')
         return '\n'.join(out) + '\n' if out else ''
 
-    def expected_report(self):
+    def expected_report(self, v72=False):
         """perf report --children --sort sym, per event: children and self
         percentages of every symbol (only the oracle's real frames; a
-        pseudo-frame for lost stacks is ignored by perfout.py)."""
+        pseudo-frame for lost stacks is ignored by perfout.py).
+
+        The level letter: perf 6.1 gives a symbol of the kernel map [k].
+        perf 7.2 (v72; upstream's and ours alike) keeps one entry per
+        symbol, with the letter of the first sample that made it: a
+        sample's own symbol ([k] for a kernel ip) is added before the
+        symbols of its callchain, and fill_callchain_info() of 7.2 gives
+        every callchain symbol of a host sample [.] (it compares the
+        sample's thread's maps, never the kernel's, with the kernel maps).
+        perf report adds the samples in time order (file order on a tie)."""
         out = []
         for name, _, _, _ in self.events:
             ss = [s for s in self.samples if s['event'] == name and s['outcome'] != 'malformed']
@@ -389,6 +417,11 @@ class Scenario:
             total = sum(s['period'] for s in ss)
             out.append('%s samples=%d period=%d' % (name, len(ss), total))
             child, self_ = {}, {}
+            level72 = {}
+            for s in sorted(ss, key=lambda s: (s['time'], s['seq'])):
+                level72.setdefault(s['ip_sym'], s['ip_kind'])
+                for _, n in s['kernel']:
+                    level72.setdefault(n, '.')
             for s in ss:
                 syms = {(s['ip_kind'], s['ip_sym'])}
                 syms |= {('k', n) for _, n in s['kernel']}
@@ -401,19 +434,28 @@ class Scenario:
                 self_[k] = self_.get(k, 0) + s['period']
             rows = []
             for k, c in child.items():
+                level = level72.get(k[1], k[0]) if v72 and k[0] != '?' else k[0]
                 rows.append('%s %.2f%% %.2f%% [%s] %s' % (name, 100.0 * c / total,
                                                         100.0 * self_.get(k, 0) / total,
-                                                        k[0], k[1]))
+                                                        level, k[1]))
             out += sorted(rows)
         return '\n'.join(out) + '\n'
 
     def expected_dump(self, be):
-        """perf report -D of the raw file: the line perf prints for each
-        type-22 record (cpu time offset [size]: ...) and its ips."""
+        """perf report -D of the raw file: the lines perf 7.2 prints for
+        each type-22 record, upstream's dump_deferred_callchain(): the
+        record's cpu, time, offset [size], its misc, pid/tid and cookie
+        (%#x: 0 as "0"), then its ips as an "FP chain".  Upstream prints
+        the ips only when the event the record came through samples
+        callchains (evsel__has_callchain()): not for a dummy event's
+        records (dummy_no_cpu, dummy_long_trailer), whose ips are checked
+        in perf script --show-deferred-events instead (expected_deferred).
+        perf 6.1 (our series) printed "cookie: C nr: N" and the ips for
+        every record."""
         blocks = []
         for rec in self.records:
             head = '%#x [%#x]: PERF_RECORD_CALLCHAIN_DEFERRED' % (rec['offset'], rec['size'])
-            if rec['malformed'] in ('nr', 'size'):       # refused by patch 0004
+            if rec['malformed'] in ('nr', 'size'):       # refused by our perf
                 # (cookie 0 is refused when stitching; -D still shows it)
                 blocks.append(head + ': malformed, skipped')
                 continue
@@ -421,12 +463,38 @@ class Scenario:
                 continue
             c = rec['cookie_be' if be else 'cookie']
             cpu = 0xffffffff if rec['cpu'] is None else rec['cpu']     # %u of (u32)-1
-            lines = ['%d %d %s cookie: %s nr: %d' % (cpu, rec['time'], head,
-                                                    '%#x' % c if c else '0',   # C's %#x
-                                                    rec['nr'])]
-            lines += ['..... %2d: %016x' % (i, x) for i, x in enumerate(rec['ips'])]
+            lines = ['%d %d %s(IP, %#x): %d/%d: %s' % (cpu, rec['time'], head, pd.MISC_USER,
+                                                      rec['pid'], rec['tid'],
+                                                      '%#x' % c if c else '0')]   # C's %#x
+            if self.has([e[0] for e in self.events].index(rec['event']), pd.S_CALLCHAIN):
+                lines.append('... FP chain: nr:%d' % rec['nr'])
+                lines += ['..... %2d: %016x' % (i, x) for i, x in enumerate(rec['ips'])]
             blocks.append('\n'.join(lines))
         return '\n\n'.join(blocks) + '\n'
+
+    def expected_deferred(self):
+        """perf script --show-deferred-events of the raw file (perf 7.2,
+        builtin-script.c's "DEFERRED CALLCHAIN [cookie: %llx]" and the
+        record's user frames), in perfout.py deferred's canonical form:
+        every record read whole and kept (not malformed: no cookie 0), in
+        time order (file order on a tie), with the comm its task had.
+        The frames are upstream's reading of the raw ips
+        (thread__resolve_callchain()): each ip resolved, 0 as [unknown];
+        a value >= PERF_CONTEXT_MAX in a user chain drops the whole chain
+        (bogus_ip).  Its stitched samples use the sanitised trace (the
+        prefix before the value) instead."""
+        out = []
+        for rec in sorted(self.records, key=lambda r: (r['time'], r['seq'])):
+            if rec['malformed']:
+                continue
+            out.append('%s %d %d.%06d cookie %x' % (rec['comm'], rec['tid'],
+                                                     rec['time'] // 10**9,
+                                                     rec['time'] % 10**9 // 1000,
+                                                     rec['cookie']))
+            if all(x < pd.CONTEXT_MAX for x in rec['ips']):
+                out += ['  %x %s' % (x, self.bin.sym(x)) for x in rec['ips']]
+            out.append('')
+        return '\n'.join(out) + '\n' if out else ''
 
     def self_check(self):
         """The expectations written in a scenario agree with its records:
@@ -838,12 +906,16 @@ def generate(binary, out, names):
         s.render(base + '.raw-no22.data', Render(drop22=True))
         s.render(base + '.raw-be.data', Render(be=True))
         s.render(base + '.raw.data', Render())
-        files = {'.script': s.expected_script('stitched'),
+        files = {'.script': s.expected_script('stitched', recorded=True),
+                 '.script-61': s.expected_script('stitched'),
                  '.oracle.script': s.expected_script('oracle'),
+                 '.oracle-72.script': s.expected_script('oracle', recorded=True),
                  '.no22.script': s.expected_script('no22'),
                  '.report': s.expected_report(),
+                 '.report-72': s.expected_report(v72=True),
                  '.dump': s.expected_dump(False),
                  '.dump-be': s.expected_dump(True),
+                 '.deferred': s.expected_deferred(),
                  '.json': json.dumps(s.summary(), indent=1) + '\n'}
         for ext, text in files.items():
             with open(base + ext, 'w') as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Compare what the speedscope app showed of a profile (the app.json of
-tests/perf/speedscope-app.js) with the profile file itself, for
+tests/perf/helpers/speedscope-app.js) with the profile file itself, for
 tests/perf/test-demo.sh.  Standard library only; the screenshots are
 decoded by ImageMagick (convert), as in flamegraph-check.py.
 
@@ -28,8 +28,9 @@ prints "check NAME ok" or "check NAME -- WHAT DIFFERS" per check, and
   - per FUNC the app selected (speedscope-app.js FUNC...): the same of
     the two charts the app draws for it, its callers (FUNC up to the
     root) and its callees; --stitched FUNC: FUNC was selected, and the
-    callee the app draws right under FUNC is a kernel frame: the user
-    stack joined to its kernel stack.
+    callee the app draws under FUNC and the functions inlined into it
+    (frames of FUNC's own file) is a kernel frame: the user stack joined
+    to its kernel stack.
 """
 
 import importlib.util
@@ -355,8 +356,14 @@ def main(argv):
                 " > ".join(c[0] + ("" if c[1] != KERNEL else "[k]")
                            for c in charts["callees"]["frames"])))
             if func in stitched:
+                # under FUNC: the functions inlined into it (frames of its
+                # file, as perf script shows them), then the kernel's
                 callees = charts["callees"]["frames"]
-                under = callees[1] if len(callees) > 1 else None
+                own = callees[0][1] if callees else None
+                rest = [c for c in callees[1:]]
+                while rest and rest[0][1] == own and own != KERNEL:
+                    rest.pop(0)
+                under = rest[0] if rest else None
                 check("%s: %s stitched: the app draws a kernel frame under it" % (what, func),
                       "" if under and under[1] == KERNEL else
                       "under it: %s" % ("%s (%s)" % (under[0], under[1] or "no file")

@@ -19,7 +19,7 @@
 #   temporary one)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+top=$(cd "$here/../../.." && pwd)
 data=${1:?usage: timehist-check.sh DATA NAME}
 name=${2:-$(basename "$data" .data)}
 PERF=${PERF:-$top/build/perf}

@@ -8,14 +8,12 @@
 Both run `perf script -F event,tid[,cpu],time,ip,sym,dso --ns --max-stack
 4096 --no-inline` on DATA (upstream merges deferred callchains by default; ours
 stitches by default).  The deferred samples come from the order-free oracle
-(tests/perf/oracle.py: a sample's user stack is the record of its tid and
+(tests/perf/helpers/oracle.py: a sample's user stack is the record of its tid and
 cookie anywhere in the file), which gives each its kernel part; a printed
 callchain is matched to its sample by tid, cpu, time and kernel addresses
 (not names: 7.2 resolves the kernel addresses of a guest recording with the
-host's kallsyms).  Kernel addresses are compared as printed; user ones as
-6.1 prints them, offsets in their file: 7.2 prints the addresses as they
-are, which are checked against the record's (the oracle's) and then mapped
-with the process's mappings at the sample's time (oracle.map_ip()).
+host's kallsyms).  Addresses are compared as both print them, as recorded
+(ours is perf 7.2 too), and checked against the record's (the oracle's).
 
 For each deferred sample:
     upstream stitched   upstream printed user frames after its kernel part
@@ -57,7 +55,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 import oracle  # noqa: E402
 
-repo = os.path.dirname(os.path.dirname(here))
+repo = os.path.dirname(os.path.dirname(os.path.dirname(here)))
 
 HEADER = re.compile(r'^\s*(-?\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d+):\s+(\S+?):?\s')
 FRAME = re.compile(r'^\s+([0-9a-f]+)(?:\s+(.*))?$')
@@ -199,11 +197,7 @@ def compare(data, args, tmp):
             u_got = take(up_left, k)[:len(samples)]
             o_got = take(our_left, k)[:len(samples)]
             for u in u_got:
-                # 7.2 prints user addresses as they are, 6.1 as offsets
-                # in their file: map upstream's as 6.1 would (the samples
-                # of a group share tid and time, so their mappings)
                 u.raw = u.ips[len(k):]
-                u.ips = k + [oracle.map_ip(samples[0], ip) for ip in u.raw]
             pairs = pair(u_got, o_got)
             for what, got in (('upstream', u_got), ('ours', o_got)):
                 if len(got) < len(samples):
@@ -222,8 +216,7 @@ def compare(data, args, tmp):
                     c['upstream_not_oracle'] += 1
                     bad['upstream stitched other than the record (oracle)'].append((s, u, o))
                 our_st = o.lost is None and len(o.ips) > len(k)
-                if our_st and s.verdict == 'stitched' and \
-                        o.ips != k + [oracle.map_ip(s, ip) for ip in s.user]:
+                if our_st and s.verdict == 'stitched' and o.ips != k + list(s.user):
                     bad['ours stitched other than the record (oracle)'].append((s, u, o))
                 c['upstream_stitched'] += up_st
                 c['ours_stitched'] += our_st
