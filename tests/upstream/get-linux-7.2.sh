@@ -17,7 +17,8 @@
 #     7.2.13-1 or the network fails; pinned sha256 too
 # Another version is never taken silently.
 #
-#   UPSTREAM_COPY=DIR   where the fallback copy lives (/work/shared/upstream)
+#   UPSTREAM_COPY=DIR   where the fallback copy lives (../shared/upstream beside
+#                       the checkout)
 #   MIRROR=URI          Debian mirror (default: the machine's debian.sources)
 #   BUILD=DIR           build directory (default <repo>/build)
 #   UPSTREAM_NO_SID=1   skip sid, take the copy
@@ -35,7 +36,8 @@ COPY_SHA256=b21d393c06ec8f0547d3ac42978e1aaa42557f75543b19384bb74a2fe4dbc22f
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 BUILD=${BUILD:-$repo/build}
-UPSTREAM_COPY=${UPSTREAM_COPY:-/work/shared/upstream}
+# the project's shared folder beside the checkout
+UPSTREAM_COPY=${UPSTREAM_COPY:-$repo/../shared/upstream}
 apt_dir=$BUILD/apt-sid
 src_dir=$BUILD/linux-7.2-src   # the tarball taken out of the .deb
 

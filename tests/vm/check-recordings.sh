@@ -4,8 +4,8 @@
 # check-recordings.sh DIR: what `make vm-check` checks of the recordings
 # `make vm-record` made on Linux 7.2 (DIR = build/vm/rec, listed in
 # DIR/MANIFEST): every reading mode of build/perf against the order-free
-# oracle, sample for sample (tests/perf/oracle-check.sh), and a table of
-# what each recording holds (tests/perf/oracle.py features), also written
+# oracle, sample for sample (tests/perf/helpers/oracle-check.sh), and a table of
+# what each recording holds (tests/perf/helpers/oracle.py features), also written
 # to DIR/CHECK.  Exit status non-zero when a recording is missing or a
 # check fails.
 set -u
@@ -31,7 +31,7 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 		fail=$((fail + 1))
 		continue
 	fi
-	PERF=$PERF ORACLE_PY=$PY OUT=$out/$name "$repo/tests/perf/oracle-check.sh" "$dir/$f" "$name" \
+	PERF=$PERF ORACLE_PY=$PY OUT=$out/$name "$repo/tests/perf/helpers/oracle-check.sh" "$dir/$f" "$name" \
 		> "$out/$name.oracle" 2>&1
 	cat "$out/$name.oracle"
 	ok=$(grep -c '^ok   - ' "$out/$name.oracle")
@@ -39,7 +39,15 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 	[ $((ok + bad)) -gt 0 ] || bad=1
 	pass=$((pass + ok))
 	fail=$((fail + bad))
-	"$PY" "$repo/tests/perf/oracle.py" features "$dir/$f" > "$out/$name.features" 2>&1 ||
+	# a recording of context switches: perf sched timehist on it
+	if "$PERF" evlist -i "$dir/$f" 2> /dev/null | grep -q '^sched:sched_switch$'; then
+		PERF=$PERF OUT=$out/$name.timehist "$repo/tests/perf/helpers/timehist-check.sh" "$dir/$f" "$name" \
+			> "$out/$name.timehist.txt" 2>&1
+		cat "$out/$name.timehist.txt"
+		pass=$((pass + $(grep -c '^ok   - ' "$out/$name.timehist.txt")))
+		fail=$((fail + $(grep -c '^FAIL - ' "$out/$name.timehist.txt")))
+	fi
+	"$PY" "$repo/tests/perf/helpers/oracle.py" features "$dir/$f" > "$out/$name.features" 2>&1 ||
 		{ echo "FAIL - $name: oracle.py features"; fail=$((fail + 1)); }
 	awk -v name="$name" -v modes="$ok/$((ok + bad))" '
 		{ v[$1] = $2 }
@@ -51,6 +59,26 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 		"$out/$name.features" >> "$table"
 done
 [ $n -gt 0 ] || { echo "FAIL - no recordings in $dir/MANIFEST"; fail=$((fail + 1)); }
+
+# pristine perf 7.2 on the same recordings: every sample it merges comes
+# out of ours with the same chain, every user part it drops ours keeps or
+# names the reason for (tests/perf/helpers/upstream-compare.py)
+UPSTREAM_PERF=${UPSTREAM_PERF:-$repo/build/perf-upstream}
+if [ -x "$UPSTREAM_PERF" ]; then
+	# shellcheck disable=SC2046
+	"$PY" "$repo/tests/perf/helpers/upstream-compare.py" --upstream "$UPSTREAM_PERF" --ours "$PERF" \
+		--kallsyms "$dir/kallsyms" $(grep -v '^#' "$dir/MANIFEST" | cut -f1 | sed "s|^|$dir/|") \
+		> "$out/upstream.txt" 2>&1
+	rc=$?
+	grep -v -e '^      ' -e '^    tid ' "$out/upstream.txt"
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1)); echo "ok   - pristine perf 7.2: every sample it merges has our chain, every user part it drops ours keeps or names"
+	else
+		fail=$((fail + 1)); echo "FAIL - pristine perf 7.2: upstream-compare.py status $rc (above)"
+	fi
+else
+	echo "SKIP - pristine perf 7.2: no $UPSTREAM_PERF (make perf-upstream)"
+fi
 cat <<HDR
 
 What each recording holds (oracle.py features): deferred samples, those

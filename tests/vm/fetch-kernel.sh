@@ -15,7 +15,7 @@
 #   LINUX_IMAGE_DEB=/path/x.deb   use that package instead (said so; its
 #                                 checksum is printed, not checked)
 #   UPSTREAM_COPY=DIR             where the fallback copy lives
-#                                 (default /work/shared/upstream)
+#                                 (default ../shared/upstream beside the checkout)
 #   MIRROR=URI                    Debian mirror (default: the URIs of the
 #                                 machine's /etc/apt/sources.list.d/debian.sources)
 #   BUILD=DIR                     build directory (default <repo>/build)
@@ -32,7 +32,8 @@ DEBNAME=${PKG}_${VER}_amd64.deb
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 BUILD=${BUILD:-$repo/build}
-UPSTREAM_COPY=${UPSTREAM_COPY:-/work/shared/upstream}
+# the project's shared folder beside the checkout
+UPSTREAM_COPY=${UPSTREAM_COPY:-$repo/../shared/upstream}
 apt_dir=$BUILD/apt-sid
 kdir=$BUILD/vm/kernel
 

@@ -155,6 +155,13 @@ record sysw.data "-a --call-graph=deferred -N -F 400" \
 # upstream perf's fp,defer uses (IP|TID|TIME|CALLCHAIN|PERIOD)
 record threads-z.data "-z --call-graph=deferred -N -F 1000" \
 	"$BIN/threads" 8 1.5
+# off-CPU analysis, where deferral matters most: every context switch of
+# the system with its stack (perf sched timehist -g reads it)
+record offcpu-sched.data "-a -e sched:sched_switch --call-graph=fp,defer -N" \
+	"$BIN/blocker" 0.5
+# one event defers by its own term, the other samples without callchains
+record perevent.data "-e cpu-clock/call-graph=deferred/ -e task-clock --sample-cpu -N -F 500" \
+	"$BIN/threads" 8 1
 # pipe output saved to a file
 record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
 	"$BIN/blocker" 0.75

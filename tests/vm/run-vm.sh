@@ -18,7 +18,7 @@
 # ($VM_DIR/initramfs.cpio.gz), VM_SMP (4), VM_MEM (4G), VM_TIMEOUT (seconds
 # for each boot, 600), VM_BOOT_TIMEOUT (seconds until CMD starts, 90; a boot
 # takes 10-40 s), VM_BOOT_TRIES (boots when the kernel dies or hangs before
-# CMD starts, 3),
+# CMD starts, or dies of the TCG int3 fault while it runs, 3),
 # QEMU (qemu-system-x86_64), VIRTIOFSD (/usr/lib/qemu/virtiofsd),
 # VM_APPEND (more kernel parameters), VM_QUIET=1 (console to the log only).
 set -u
@@ -149,17 +149,23 @@ boot_once() {
 # nokaslr: the kernel's addresses are the same in every boot, so the
 # kallsyms that a later boot saves symbolize an earlier recording
 append="console=ttyS0 loglevel=4 panic=-1 nokaslr vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
-# The kernel sometimes dies while booting under multi-threaded TCG (an
-# "Oops: int3" in code being patched while another vCPU runs it), or hangs
-# silently after decompressing itself (seen once in a CI run): boot again,
-# up to VM_BOOT_TRIES times, when the command never started.
+# The kernel sometimes dies under multi-threaded TCG with an "Oops: int3"
+# in code being patched while another vCPU runs it (QEMU's, not the
+# kernel's: text patching at boot, or static keys perf record flips), or
+# hangs silently after decompressing itself (seen once in a CI run): boot
+# again, up to VM_BOOT_TRIES times, when the command never started, or
+# when that int3 killed the guest while it ran (the command runs again
+# from the start: it must be one that can, as the recordings are).
 try=1
 while :; do
 	boot_once
-	if [ "$started" = 1 ] || grep -q 'VMCMD-EXIT' "$log" || [ $try -ge "$VM_BOOT_TRIES" ]; then
+	if grep -q 'VMCMD-EXIT' "$log" || [ $try -ge "$VM_BOOT_TRIES" ]; then
 		break
 	fi
-	if [ "$why" = boot ]; then
+	if [ "$started" = 1 ]; then
+		grep -q 'Oops: int3' "$log" || break
+		what="died while $cmd ran ($(grep -a -m1 'Oops: int3' "$log" | tr -d '\r'), a multi-threaded TCG fault)"
+	elif [ "$why" = boot ]; then
 		what="hung while booting (no command after ${VM_BOOT_TIMEOUT} s)"
 	elif grep -q 'Kernel panic\|Oops' "$log"; then
 		what="died while booting ($(grep -a -m1 'Oops\|Kernel panic' "$log" | tr -d '\r'))"
