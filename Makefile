@@ -34,7 +34,7 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # xvfb, xauth for xvfb-run, xdotool and imagemagick for its screenshot)
 # is the GUI the converted files are checked in.  qemu-system-x86 and
 # busybox-static boot Debian's Linux 7.2 for make vm-record;
-# python3-zstandard lets the oracle (tests/perf/oracle.py, run by
+# python3-zstandard lets the oracle (tests/perf/helpers/oracle.py, run by
 # /usr/bin/python3) read perf record -z files.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
@@ -77,7 +77,7 @@ pprof: deps
 			go build -o $(PPROF) github.com/google/pprof && echo "pprof: built $(PPROF)"; fi
 
 # Pristine upstream perf 7.2.13 (build/perf-upstream), built beside ours from
-# Debian sid's linux-source-7.2 as the anchor tests/perf/upstream-compare.py
+# Debian sid's linux-source-7.2 as the anchor tests/perf/helpers/upstream-compare.py
 # compares with; Makefile.perf-upstream installs its packages
 # (UPSTREAM_DEPS_PACKAGES there) as deps does.  LINUX_SRC=tarball: other sources.
 perf-upstream:
@@ -123,7 +123,7 @@ FUZZ_PERF_SEED ?= 1
 fuzz-perf: deps
 	$(PERF_MAKE)
 	$(PERF_MAKE) perf-asan
-	tests/perf/fuzz-perf.sh $(FUZZ_PERF_COUNT) $(FUZZ_PERF_SEED)
+	tests/perf/helpers/fuzz-perf.sh $(FUZZ_PERF_COUNT) $(FUZZ_PERF_SEED)
 
 # make check's bounded run: FUZZ_PERF_SMOKE mutants of the fixed seed 1 (of
 # the seeds every machine makes alike) and the kept findings, reported in a
@@ -134,7 +134,7 @@ fuzz-perf-smoke: deps
 	$(PERF_MAKE) perf-asan
 	rm -rf $(BUILD)/fuzz-perf-smoke
 	FUZZ_OUT=$(BUILD)/fuzz-perf-smoke FUZZ_SEEDS=$(BUILD)/fuzz-perf/seeds FUZZ_SMOKE=1 \
-		tests/perf/fuzz-perf.sh $(FUZZ_PERF_SMOKE) 1
+		tests/perf/helpers/fuzz-perf.sh $(FUZZ_PERF_SMOKE) 1
 
 install:
 	$(LIB_MAKE) install

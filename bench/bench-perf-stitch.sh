@@ -15,7 +15,7 @@
 # and their ratios; the stitch side's RSS must not grow with the file.
 #
 # The recordings are real: /usr/bin/perf record -g of the emulate workload
-# (tests/perf/emulate-workload.c) for SMALL_MS and 10 x SMALL_MS, turned into
+# (tests/perf/helpers/emulate-workload.c) for SMALL_MS and 10 x SMALL_MS, turned into
 # deferred files by perf stitch --emulate (this kernel cannot record them).
 #
 # usage: bench/bench-perf-stitch.sh      (after make -f Makefile.perf-patch)
@@ -46,7 +46,7 @@ if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp
 cd "$tmp" || exit 1
 
 $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload \
-	"$top/tests/perf/emulate-workload.c" || die "cannot build the workload"
+	"$top/tests/perf/helpers/emulate-workload.c" || die "cannot build the workload"
 
 # record NAME MS: NAME.data, deferred format, made from NAME.fp.data
 record() {

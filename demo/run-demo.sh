@@ -231,18 +231,13 @@ publish "$tmp/report.txt" "$DEMO_OUT/report.txt" report
 say "top of the stitched 'perf report --stdio' (all of it: $DEMO_OUT/report.txt):"
 grep -v -e '^#$' -e '^# To display' -e '^$' "$DEMO_OUT/report.txt" | head -n 25
 
-# flamegraph.py writes where it runs; perf script report reads ./perf.data.
-# With kallsyms, what 'perf script report flamegraph' runs (its own perf
-# script, which would not get the option)
+# flamegraph.py writes where it runs; perf script reads ./perf.data.  Not
+# 'perf script report flamegraph --template ...': perf 7.2's
+# flamegraph-report hands its arguments to perf script, not to the script.
 fg_report() {
-	if [ ${#kallsyms[@]} -eq 0 ]; then
-		(cd "$DEMO_OUT" && "$PERF" script report flamegraph --template "$FLAMEGRAPH_TEMPLATE" \
-			-o "$tmp/flamegraph.html")
-	else
-		(cd "$DEMO_OUT" && "$PERF" script "${kallsyms[@]}" \
-			-s "$("$PERF" --exec-path)/scripts/python/flamegraph.py" -- \
-			--template "$FLAMEGRAPH_TEMPLATE" -o "$tmp/flamegraph.html")
-	fi
+	(cd "$DEMO_OUT" && "$PERF" script "${kallsyms[@]}" \
+		-s "$("$PERF" --exec-path)/scripts/python/flamegraph.py" -- \
+		--template "$FLAMEGRAPH_TEMPLATE" -o "$tmp/flamegraph.html")
 }
 step flamegraph fg_report
 publish "$tmp/flamegraph.html" "$DEMO_OUT/flamegraph.html" flamegraph
