@@ -44,40 +44,61 @@
 #define LAT_SUB			(1U << LAT_SUB_BITS)
 #define LAT_BUCKETS		(64U * LAT_SUB)
 
-/* A record seen, shared by the samples it stitched until they are delivered. */
-struct record {
+struct hnode {
+	struct hnode	*next;
+	uint64_t	hash;
+};
+
+/*
+ * A user stack, shared by every record with the same entries (one thread
+ * in one loop writes the same stack over and over) and by the samples
+ * stitched to it until they are delivered.
+ */
+struct stack {
+	struct hnode	hnode;		/* in unwind_stitcher::stacks */
 	unsigned int	refcnt;
-	uint32_t	pid;
-	uint32_t	cpu;
-	uint64_t	time;
-	bool		claimed;
 	size_t		nr;
 	uint64_t	ips[];
 };
 
-struct sample {
-	struct uc_list	slot_node;	/* in its slot, while waiting for a record */
+/* A record seen, owned by its slot. */
+struct record {
+	uint32_t	pid;
+	uint32_t	cpu;
+	uint64_t	time;
+	bool		claimed;
+	struct stack	*stack;
+};
+
+/*
+ * What the output queue holds (ORDER_INPUT): a passthrough item is this
+ * alone, a sample starts with it.
+ */
+struct queued {
 	struct uc_list	out_node;	/* in the output queue (ORDER_INPUT) */
+	void		*payload;
+	uint64_t	time;
+	size_t		bytes;		/* what it counts in pending_bytes */
 	bool		resolved;
+	bool		passthrough;	/* not a sample: not in pending_samples */
+};
+
+struct sample {
+	struct queued	q;
+	struct uc_list	slot_node;	/* in its slot, while waiting for a record */
 	enum unwind_stitch_status status;
 	enum unwind_orphan_reason reason;
-	bool		late;
-	bool		passthrough;	/* not a sample: not in pending_samples */
-	struct record	*record;
-	size_t		bytes;
 	uint32_t	pid;
 	uint32_t	tid;
 	uint32_t	cpu;
-	uint64_t	time;
+	/* the record it was stitched to: its user stack, CPU and time */
+	uint32_t	record_cpu;
+	uint64_t	record_time;
+	struct stack	*user;
 	uint64_t	cookie;
-	void		*payload;
+	bool		late;
 	size_t		nr_kernel;
 	uint64_t	kernel[];
-};
-
-struct hnode {
-	struct hnode	*next;
-	uint64_t	hash;
 };
 
 struct htable {
@@ -146,6 +167,7 @@ struct unwind_stitcher {
 	struct unwind_stitcher_opts opts;
 	struct htable	slots;
 	struct htable	tasks;
+	struct htable	stacks;
 	struct uc_list	deadlines;
 	struct uc_list	ages;
 	struct uc_list	output;
@@ -159,7 +181,7 @@ struct unwind_stitcher {
 	size_t		lost_cap;
 	bool		cap_warned;
 	struct unwind_stitcher_stats stats;
-	struct uc_pool	pool;		/* samples, slots, records, tasks */
+	struct uc_pool	pool;		/* samples, slots, records, stacks, tasks */
 	uint64_t	lat_pos[LAT_BUCKETS];
 	uint64_t	lat_neg[LAT_BUCKETS];
 };
@@ -366,44 +388,108 @@ out:
 
 /* ---- records ---- */
 
-static void record_put(struct unwind_stitcher *st, struct record *rec)
+static uint64_t stack_hash(const uint64_t *ips, size_t nr)
 {
-	if (!rec || --rec->refcnt)
+	uint64_t h = nr;
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		h = mix64(h ^ ips[i]);
+	return h;
+}
+
+static size_t stack_size(size_t nr)
+{
+	return sizeof(struct stack) + nr * sizeof(uint64_t);
+}
+
+/* The shared stack of @nr entries @ips, one more reference to it. */
+static struct stack *stack_get(struct unwind_stitcher *st, const uint64_t *ips, size_t nr)
+{
+	uint64_t h = stack_hash(ips, nr);
+	struct stack *sk;
+	struct hnode *n;
+
+	for (n = htable_first(&st->stacks, h); n; n = htable_next(n, h)) {
+		sk = uc_container_of(n, struct stack, hnode);
+		if (sk->nr == nr && (!nr || !memcmp(sk->ips, ips, nr * sizeof(*ips)))) {
+			sk->refcnt++;
+			return sk;
+		}
+	}
+	sk = uc_pool__alloc(&st->pool, stack_size(nr));
+	if (!sk)
+		return NULL;
+	sk->refcnt = 1;
+	sk->nr = nr;
+	if (nr)
+		memcpy(sk->ips, ips, nr * sizeof(*ips));
+	htable_add(&st->stacks, &sk->hnode, h);
+	account(st, 0, stack_size(nr));
+	return sk;
+}
+
+static void stack_put(struct unwind_stitcher *st, struct stack *sk)
+{
+	if (!sk || --sk->refcnt)
 		return;
-	account(st, 0, -(long long)(sizeof(*rec) + rec->nr * sizeof(rec->ips[0])));
-	uc_pool__free(&st->pool, rec, sizeof(*rec) + rec->nr * sizeof(rec->ips[0]));
+	htable_del(&st->stacks, &sk->hnode);
+	account(st, 0, -(long long)stack_size(sk->nr));
+	uc_pool__free(&st->pool, sk, stack_size(sk->nr));
+}
+
+static void record_free(struct unwind_stitcher *st, struct record *rec)
+{
+	stack_put(st, rec->stack);
+	account(st, 0, -(long long)sizeof(*rec));
+	uc_pool__free(&st->pool, rec, sizeof(*rec));
 }
 
 /* ---- delivery ---- */
 
-static void sample_free(struct unwind_stitcher *st, struct sample *s)
+static void queued_free(struct unwind_stitcher *st, struct queued *q)
 {
-	record_put(st, s->record);
-	account(st, s->passthrough ? 0 : -1, -(long long)s->bytes);
+	struct sample *s = uc_container_of(q, struct sample, q);
+
+	account(st, q->passthrough ? 0 : -1, -(long long)q->bytes);
+	if (q->passthrough) {
+		uc_pool__free(&st->pool, q, sizeof(*q));
+		return;
+	}
+	stack_put(st, s->user);
 	uc_pool__free(&st->pool, s, sizeof(*s) + s->nr_kernel * sizeof(s->kernel[0]));
 }
 
-static void deliver(struct unwind_stitcher *st, struct sample *s)
+static void sample_free(struct unwind_stitcher *st, struct sample *s)
 {
+	queued_free(st, &s->q);
+}
+
+static void deliver(struct unwind_stitcher *st, struct queued *q)
+{
+	struct sample *s = uc_container_of(q, struct sample, q);
 	struct unwind_stitched_sample out = {
-		.status		= s->status,
-		.reason		= s->reason,
-		.pid		= s->pid,
-		.tid		= s->tid,
-		.cpu		= s->cpu,
-		.time		= s->time,
-		.cookie		= s->cookie,
-		.kernel		= s->kernel,
-		.nr_kernel	= s->nr_kernel,
-		.late		= s->late,
-		.payload	= s->payload,
+		.status		= UNWIND_STITCH_PASSTHROUGH,
+		.time		= q->time,
+		.payload	= q->payload,
 	};
 
-	if (s->record && s->status == UNWIND_STITCH_STITCHED) {
-		out.user = s->record->ips;
-		out.nr_user = s->record->nr;
-		out.record_cpu = s->record->cpu;
-		out.record_time = s->record->time;
+	if (!q->passthrough) {
+		out.status = s->status;
+		out.reason = s->reason;
+		out.pid = s->pid;
+		out.tid = s->tid;
+		out.cpu = s->cpu;
+		out.cookie = s->cookie;
+		out.kernel = s->kernel;
+		out.nr_kernel = s->nr_kernel;
+		out.late = s->late;
+		if (s->user && s->status == UNWIND_STITCH_STITCHED) {
+			out.user = s->user->ips;
+			out.nr_user = s->user->nr;
+			out.record_cpu = s->record_cpu;
+			out.record_time = s->record_time;
+		}
 	}
 	if (st->opts.deliver)
 		st->opts.deliver(st->opts.ctx, &out);
@@ -413,13 +499,13 @@ static void deliver(struct unwind_stitcher *st, struct sample *s)
 static void drain(struct unwind_stitcher *st)
 {
 	while (!uc_list_empty(&st->output)) {
-		struct sample *s = uc_container_of(st->output.next, struct sample, out_node);
+		struct queued *q = uc_container_of(st->output.next, struct queued, out_node);
 
-		if (!s->resolved)
+		if (!q->resolved)
 			break;
-		uc_list_del(&s->out_node);
-		deliver(st, s);
-		sample_free(st, s);
+		uc_list_del(&q->out_node);
+		deliver(st, q);
+		queued_free(st, q);
 	}
 }
 
@@ -428,26 +514,28 @@ static void resolve(struct unwind_stitcher *st, struct sample *s, enum unwind_st
 {
 	s->status = status;
 	s->reason = reason;
-	s->resolved = true;
+	s->q.resolved = true;
 	if (uc_list_linked(&s->slot_node))
 		uc_list_del(&s->slot_node);
 
 	if (status == UNWIND_STITCH_STITCHED) {
 		st->stats.stitched++;
-		s->late = s->time > rec->time;
+		s->late = s->q.time > rec->time;
 		if (s->late)
 			st->stats.late_samples++;
-		latency_add(st, (int64_t)(rec->time - s->time));
-		rec->refcnt++;
+		latency_add(st, (int64_t)(rec->time - s->q.time));
+		rec->stack->refcnt++;
 		rec->claimed = true;
-		s->record = rec;
+		s->user = rec->stack;
+		s->record_cpu = rec->cpu;
+		s->record_time = rec->time;
 	} else if (status == UNWIND_STITCH_ORPHAN) {
 		st->stats.orphans[reason]++;
 		st->stats.orphans_total++;
 	}
 
 	if (st->opts.order == UNWIND_STITCHER_ORDER_RESOLVED) {
-		deliver(st, s);
+		deliver(st, &s->q);
 		sample_free(st, s);
 	}
 }
@@ -645,7 +733,7 @@ static void slot_free(struct unwind_stitcher *st, struct slot *sl)
 	if (sl->record) {
 		if (!sl->record->claimed)
 			st->stats.unclaimed_records++;
-		record_put(st, sl->record);
+		record_free(st, sl->record);
 	}
 	htable_del(&st->slots, &sl->hnode);
 	uc_list_del(&sl->task_node);
@@ -678,15 +766,16 @@ static void slot_orphan_all(struct unwind_stitcher *st, struct slot *sl,
 static void slot_settle(struct unwind_stitcher *st, struct slot *sl, struct sample *s)
 {
 	struct record *rec = sl->record;
-	bool exec_between = s->time <= rec->time ?
-		task_boundary_between(sl->task, s->time, rec->time, false) :
-		task_boundary_between(sl->task, rec->time, s->time, false);
+	uint64_t time = s->q.time;
+	bool exec_between = time <= rec->time ?
+		task_boundary_between(sl->task, time, rec->time, false) :
+		task_boundary_between(sl->task, rec->time, time, false);
 
-	if (!same_incarnation(st, sl->task, s->pid, s->time, rec->pid, rec->time))
+	if (!same_incarnation(st, sl->task, s->pid, time, rec->pid, rec->time))
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_TASK_EXITED, NULL);
 	else if (exec_between)
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_EXEC, NULL);
-	else if (!rec->nr)
+	else if (!rec->stack->nr)
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_UNWIND_FAILED, NULL);
 	else
 		resolve(st, s, UNWIND_STITCH_STITCHED, UNWIND_ORPHAN_NONE, rec);
@@ -742,6 +831,32 @@ static struct slot *slot_find(struct unwind_stitcher *st, struct task *t, uint64
 			return sl;
 	}
 	return NULL;
+}
+
+/*
+ * Sorted input: an item of @t's kernel entry @cookie timed after a record
+ * of another entry says the task went back to user space after that one,
+ * and every late sample of it (taken on the way out) and every copy of its
+ * record (written with it) has been fed by now. Such a slot is done at
+ * once, not a window later: a busy task holds its last record, not a
+ * window's worth of them.
+ */
+static void task_retire_slots(struct unwind_stitcher *st, struct task *t, uint64_t cookie,
+			      uint64_t time)
+{
+	struct uc_list *pos = t->slots.next;
+
+	if (!st->opts.sorted)
+		return;
+	while (pos != &t->slots) {
+		struct slot *sl = uc_container_of(pos, struct slot, task_node);
+
+		pos = pos->next;
+		if (!sl->record || sl->cookie == cookie || sl->record->time >= time)
+			continue;
+		slot_settle_all(st, sl);
+		slot_free(st, sl);
+	}
 }
 
 /* Was a lost notice written between @lo and @hi (inclusive)? */
@@ -960,8 +1075,9 @@ struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *
 	uc_list_init(&st->deadlines);
 	uc_list_init(&st->ages);
 	uc_list_init(&st->output);
-	if (htable_init(&st->slots) || htable_init(&st->tasks)) {
+	if (htable_init(&st->slots) || htable_init(&st->tasks) || htable_init(&st->stacks)) {
 		free(st->slots.buckets);
+		free(st->tasks.buckets);
 		free(st);
 		errno = ENOMEM;
 		return NULL;
@@ -990,17 +1106,17 @@ static void free_everything(struct unwind_stitcher *st)
 							   slot_node);
 
 			uc_list_del(&s->slot_node);
-			if (uc_list_linked(&s->out_node))
-				uc_list_del(&s->out_node);
+			if (uc_list_linked(&s->q.out_node))
+				uc_list_del(&s->q.out_node);
 			sample_free(st, s);
 		}
 		slot_free(st, sl);
 	}
 	while (!uc_list_empty(&st->output)) {
-		struct sample *s = uc_container_of(st->output.next, struct sample, out_node);
+		struct queued *q = uc_container_of(st->output.next, struct queued, out_node);
 
-		uc_list_del(&s->out_node);
-		sample_free(st, s);
+		uc_list_del(&q->out_node);
+		queued_free(st, q);
 	}
 	free_tasks(st);
 }
@@ -1014,6 +1130,7 @@ void unwind_stitcher__delete(struct unwind_stitcher *st)
 	free(st->lost_times);
 	free(st->slots.buckets);
 	free(st->tasks.buckets);
+	free(st->stacks.buckets);
 	free(st);
 }
 
@@ -1041,20 +1158,20 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 		st->stats.deferred_samples++;
 	memset(s, 0, sizeof(*s));
 	uc_list_init(&s->slot_node);
-	uc_list_init(&s->out_node);
-	s->bytes = bytes;
+	uc_list_init(&s->q.out_node);
+	s->q.bytes = bytes;
+	s->q.time = in->time;
+	s->q.payload = in->payload;
 	s->pid = in->pid;
 	s->tid = in->tid;
 	s->cpu = in->cpu;
-	s->time = in->time;
 	s->cookie = in->cookie;
-	s->payload = in->payload;
 	s->nr_kernel = in->nr_kernel;
 	if (in->nr_kernel)
 		memcpy(s->kernel, in->kernel, in->nr_kernel * sizeof(s->kernel[0]));
 	account(st, 1, bytes);
 	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
-		uc_list_add_tail(&s->out_node, &st->output);
+		uc_list_add_tail(&s->q.out_node, &st->output);
 
 	if (!in->cookie) {
 		resolve(st, s, UNWIND_STITCH_NOT_DEFERRED, UNWIND_ORPHAN_NONE, NULL);
@@ -1062,8 +1179,10 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	}
 
 	t = task_get(st, in->tid);
-	if (t)
+	if (t) {
+		task_retire_slots(st, t, in->cookie, in->time);
 		sl = slot_find(st, t, in->cookie, in->pid, in->time, false);
+	}
 	if (!sl && t)
 		sl = slot_new(st, t, in->cookie, in->pid, in->time);
 	if (!sl) {
@@ -1087,32 +1206,37 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 int unwind_stitcher__add_passthrough(struct unwind_stitcher *st, uint64_t time, void *payload,
 				     size_t payload_bytes)
 {
-	struct sample *s;
+	struct queued *q;
 
 	if (!st)
 		return -EINVAL;
-	s = uc_pool__alloc(&st->pool, sizeof(*s));
-	if (!s)
+	q = uc_pool__alloc(&st->pool, sizeof(*q));
+	if (!q)
 		return -ENOMEM;
-	memset(s, 0, sizeof(*s));
+	memset(q, 0, sizeof(*q));
 	st->stats.passthrough++;
 	advance(st, time);
-	uc_list_init(&s->slot_node);
-	uc_list_init(&s->out_node);
-	s->passthrough = true;
-	s->bytes = sizeof(*s) + payload_bytes;
-	s->time = time;
-	s->payload = payload;
-	account(st, 0, s->bytes);
-	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
-		uc_list_add_tail(&s->out_node, &st->output);
-	resolve(st, s, UNWIND_STITCH_PASSTHROUGH, UNWIND_ORPHAN_NONE, NULL);
+	uc_list_init(&q->out_node);
+	q->passthrough = true;
+	q->resolved = true;
+	q->bytes = sizeof(*q) + payload_bytes;
+	q->time = time;
+	q->payload = payload;
+	account(st, 0, q->bytes);
+	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT) {
+		uc_list_add_tail(&q->out_node, &st->output);
+	} else {
+		deliver(st, q);
+		queued_free(st, q);
+	}
 	return settle(st, 0);
 }
 
 static bool same_ips(const struct record *rec, const uint64_t *ips, size_t nr)
 {
-	return rec->nr == nr && (!nr || !memcmp(rec->ips, ips, nr * sizeof(*ips)));
+	const struct stack *sk = rec->stack;
+
+	return sk->nr == nr && (!nr || !memcmp(sk->ips, ips, nr * sizeof(*ips)));
 }
 
 int unwind_stitcher__add_record(struct unwind_stitcher *st,
@@ -1144,6 +1268,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 	t = task_get(st, in->tid);
 	if (!t)
 		return settle(st, -ENOMEM);
+	task_retire_slots(st, t, in->cookie, in->time);
 	if (!t->has_record_time || in->time > t->max_record_time) {
 		t->max_record_time = in->time;
 		t->has_record_time = true;
@@ -1160,23 +1285,24 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, 0);
 	}
 
-	rec = uc_pool__alloc(&st->pool, sizeof(*rec) + nr * sizeof(rec->ips[0]));
+	rec = uc_pool__alloc(&st->pool, sizeof(*rec));
 	if (!rec)
 		return settle(st, -ENOMEM);
-	rec->refcnt = 1;
+	rec->stack = stack_get(st, in->ips, nr);
+	if (!rec->stack) {
+		uc_pool__free(&st->pool, rec, sizeof(*rec));
+		return settle(st, -ENOMEM);
+	}
 	rec->pid = in->pid;
 	rec->cpu = in->cpu;
 	rec->time = in->time;
 	rec->claimed = false;
-	rec->nr = nr;
-	if (nr)
-		memcpy(rec->ips, in->ips, nr * sizeof(rec->ips[0]));
-	account(st, 0, sizeof(*rec) + nr * sizeof(rec->ips[0]));
+	account(st, 0, sizeof(*rec));
 
 	if (!sl)
 		sl = slot_new(st, t, in->cookie, in->pid, in->time);
 	if (!sl) {
-		record_put(st, rec);
+		record_free(st, rec);
 		return settle(st, -ENOMEM);
 	}
 	sl->record = rec;

@@ -45,16 +45,16 @@
  * session has a struct deferred_callchain (its events have callchains):
  *
  *  - a sample whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie
- *    goes to the stitch engine (libunwind-cookie), a copy of the event held
- *    as its payload;
+ *    goes to the stitch engine (libunwind-cookie), the event held as its
+ *    payload (struct deferred_item);
  *  - a PERF_RECORD_CALLCHAIN_DEFERRED goes to the engine as the record of
  *    its cookie; the tool sees it only if it has its own
  *    callchain_deferred callback;
  *  - exits, exec comms and lost records are boundaries the engine needs;
  *  - everything else, and the events above, is handed back to the tool in
  *    the order fed (UNWIND_STITCHER_ORDER_INPUT): while the engine holds a
- *    sample, later events are copied and queued behind it; when nothing is
- *    held they are delivered at once, without a copy or the engine.
+ *    sample, later events are held and queued behind it; when nothing is
+ *    held they are delivered at once, without the engine.
  *
  * The engine hands each held sample back once: stitched (its callchain
  * rebuilt as kernel..., PERF_CONTEXT_USER, user...) or as an orphan (the
@@ -65,10 +65,19 @@
 /* malformed deferred samples reported one by one; the rest are only counted */
 #define DEFERRED_SAMPLE_REPORT_MAX	10
 
+/*
+ * An event the engine holds: where it is in the session's mapping of the
+ * file, or a copy.  perf maps a file whole on 64-bit hosts
+ * (session->one_mmap) and keeps it mapped until the session ends, as
+ * ordered_events, which queues pointers into it, relies on; events read
+ * elsewhere (a pipe, a decompressed or realigned record, a directory of
+ * files) are copied.
+ */
 struct deferred_item {
 	u64			file_offset;
 	const char		*file_path;
-	union perf_event	event;		/* copied, header.size bytes */
+	union perf_event	*event;
+	u64			copy[];		/* header.size bytes, if copied */
 };
 
 struct deferred_callchain {
@@ -442,7 +451,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		goto out;
 
 	perf_sample__init(&sample, /*all=*/false);
-	err = perf_session__parse_sample(dc->session, &item->event, &sample, item->file_offset);
+	err = perf_session__parse_sample(dc->session, item->event, &sample, item->file_offset);
 	if (err)
 		goto out_err;
 
@@ -469,7 +478,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		break;
 	}
 
-	err = perf_session__deliver_parsed_event(dc->session, &item->event, &sample,
+	err = perf_session__deliver_parsed_event(dc->session, item->event, &sample,
 						 item->file_offset, item->file_path);
 out_err:
 	perf_sample__exit(&sample);
@@ -479,18 +488,39 @@ out:
 	free(item);
 }
 
-static struct deferred_item *deferred__copy(union perf_event *event, u64 file_offset,
+static bool deferred__in_mapping(const struct perf_session *session,
+				  const union perf_event *event)
+{
+	const char *start = session->one_mmap_addr, *p = (const char *)event;
+
+	return session->one_mmap && start && p >= start &&
+	       (u64)(p - start) <= session->one_mmap_size &&
+	       session->one_mmap_size - (u64)(p - start) >= event->header.size;
+}
+
+/*
+ * @bytes: what holding it counts against the engine's memory cap: the event
+ * whether copied or mapped, so that the cap, and the counters perf stitch
+ * --stats shows, are the same however the file is read (a pipe, -z).
+ */
+static struct deferred_item *deferred__hold(struct deferred_callchain *dc,
+					    union perf_event *event, u64 file_offset,
 					    const char *file_path, size_t *bytes)
 {
+	bool mapped = deferred__in_mapping(dc->session, event);
 	struct deferred_item *item;
 
-	*bytes = offsetof(struct deferred_item, event) + event->header.size;
-	item = malloc(*bytes);
+	*bytes = sizeof(*item) + event->header.size;
+	item = malloc(mapped ? sizeof(*item) : *bytes);
 	if (!item)
 		return NULL;
 	item->file_offset = file_offset;
 	item->file_path = file_path;
-	memcpy(&item->event, event, event->header.size);
+	item->event = event;
+	if (!mapped) {
+		memcpy(item->copy, event, event->header.size);
+		item->event = (union perf_event *)item->copy;
+	}
 	return item;
 }
 
@@ -622,7 +652,7 @@ static int deferred__forward(struct deferred_callchain *dc, union perf_event *ev
 		return perf_session__deliver_parsed_event(dc->session, event, sample,
 							  file_offset, file_path);
 
-	item = deferred__copy(event, file_offset, file_path, &bytes);
+	item = deferred__hold(dc, event, file_offset, file_path, &bytes);
 	if (!item)
 		return -ENOMEM;
 	time = deferred__time(dc, sample);
@@ -692,10 +722,10 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		return deferred__forward(dc, event, sample, file_offset, file_path);
 	}
 
-	item = deferred__copy(event, file_offset, file_path, &bytes);
+	item = deferred__hold(dc, event, file_offset, file_path, &bytes);
 	if (!item)
 		return -ENOMEM;
-	/* the kernel part is taken from the copy again when it comes back */
+	/* the kernel part is taken from the event again when it comes back */
 	in = (struct unwind_stitcher_sample){
 		.sz		= sizeof(in),
 		.pid		= sample->pid,

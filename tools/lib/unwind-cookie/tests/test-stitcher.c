@@ -877,6 +877,87 @@ START_TEST(test_sorted_input)
 END_TEST
 
 /*
+ * Time-ordered input: the next entry of a task retires the slot of the one
+ * before at once (its late samples and copies came first), so a task
+ * entering the kernel every tick holds one record, not a window of them.
+ */
+START_TEST(test_sorted_next_entry_retires)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	struct unwind_stitcher_stats s;
+	uint64_t one = 0;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		uint64_t cookie = ((uint64_t)(11 + 2 * i) << 32) | 6;
+
+		sample(st, i, 10, 11, 1000 + 2 * i, cookie);
+		record(st, 10, 11, 5, 1001 + 2 * i, cookie, U1, 3);
+		if (!i)
+			one = stats_of(st).pending_bytes;
+	}
+	/* 50 entries in less than a window: one record held */
+	s = stats_of(st);
+	ck_assert_uint_gt(one, 0);
+	ck_assert_uint_eq(s.pending_bytes, one);
+	ck_assert_uint_le(s.peak_pending_bytes, 3 * one);
+	ck_assert_uint_eq(nr_outs, 50);
+	for (i = 0; i < 50; i++)
+		assert_stitched(&outs[i], U1, 3);
+	/* the one before stays for its own late sample */
+	sample(st, 50, 10, 11, 1100, ((uint64_t)(11 + 2 * 49) << 32) | 6);
+	ck_assert_uint_eq(nr_outs, 51);
+	assert_stitched(&outs[50], U1, 3);
+	ck_assert(outs[50].late);
+	unwind_stitcher__finish(st);
+	assert_reconciled(st);
+	ck_assert_uint_eq(stats_of(st).unclaimed_records, 0);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/*
+ * Records with the same user stack share one copy of it: samples queued
+ * behind a waiting one (ORDER_INPUT) hold it, not a copy each.
+ */
+static uint64_t queued_bytes(bool same_stack)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+	uint64_t bytes;
+	int i;
+
+	sample(st, 0, 20, 21, 1000, C1);	/* waits: everything queues behind it */
+	for (i = 1; i <= 20; i++) {
+		uint64_t cookie = ((uint64_t)(101 + 2 * i) << 32) | 6;
+		uint64_t ips[3] = { U1[0], U1[1], same_stack ? U1[2] : U1[2] + i };
+
+		sample(st, i, 10, 11 + i, 1000 + i, cookie);
+		record(st, 10, 11 + i, 5, 1000 + i, cookie, ips, 3);
+	}
+	tick(st, 1000 + 3 * W);	/* every record settled and its slot freed */
+	ck_assert_uint_eq(nr_outs, 0);
+	bytes = stats_of(st).pending_bytes;
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 21);
+	for (i = 1; i <= 20; i++) {
+		ck_assert_int_eq(outs[i].id, i);
+		ck_assert_int_eq(outs[i].status, UNWIND_STITCH_STITCHED);
+		ck_assert_uint_eq(outs[i].user[2], same_stack ? U1[2] : U1[2] + i);
+	}
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+	return bytes;
+}
+
+START_TEST(test_shared_stacks)
+{
+	uint64_t shared = queued_bytes(true), distinct = queued_bytes(false);
+
+	ck_assert_uint_ge(distinct - shared, 19 * 3 * sizeof(uint64_t));
+}
+END_TEST
+
+/*
  * Stats are copied up to the caller's sz: an older caller's smaller struct
  * gets its members and nothing past them; too small an sz is refused.
  */
@@ -1078,6 +1159,8 @@ int main(void)
 	tcase_add_test(tc, test_sorted_input);
 	tcase_add_test(tc, test_stats_size);
 	tcase_add_test(tc, test_passthrough);
+	tcase_add_test(tc, test_sorted_next_entry_retires);
+	tcase_add_test(tc, test_shared_stacks);
 	tcase_add_test(tc, test_latency_percentiles);
 	tcase_add_test(tc, test_invalid_input);
 	tcase_add_test(tc, test_reason_names);

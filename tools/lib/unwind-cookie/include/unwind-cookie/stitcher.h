@@ -144,7 +144,9 @@ struct unwind_stitcher_opts {
 	 * record joins are settled when it arrives, and a late sample when
 	 * it does, instead of a window later, and a record is kept one
 	 * window for late samples and copies instead of two (they cannot
-	 * arrive later than their time). The window still bounds the wait
+	 * arrive later than their time), or only until its task's next
+	 * kernel entry shows (it went back to user space in between: they
+	 * all came before). The window still bounds the wait
 	 * for late samples, copies and evidence. A caller whose input is
 	 * only roughly ordered leaves it false.
 	 */
