@@ -1,180 +1,265 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf stitch against its peers, on the same deferred recording at two
-# sizes ten times apart:
+# make bench's perf-level half: our perf 7.2 (build/perf) side by side with
+# its peers on the same deferred files, every pair of commands run in turn
+# (A, B, A, B, ...) so that the machine's drift hits both alike:
 #
-#   convert   perf stitch -i D -o S        vs  perf inject -i D -o I
-#   folded    perf stitch -F folded -i D   vs  perf script -i D > /dev/null
-#   script    perf script -i D             vs  perf script -i FP   (cpu, RSS)
-#   report    perf report --stdio -i D     vs  perf report --stdio -i FP
+#   1. ours / pristine 7.2   perf script, perf report --stdio of build/perf
+#                            against build/perf-upstream, on the real corpus
+#                            (tests/corpus/real-7.2), the system-wide
+#                            recordings of many blocked tasks from the 7.2
+#                            guest (BENCH_VM: guest-record.sh's bench set,
+#                            5, 10 and 20 s) and the generated deferred files
+#   2. deferred / fp         the same two commands of build/perf on a
+#                            generated deferred file and on the frame-pointer
+#                            recording it was made from (same samples, same
+#                            stacks: perf stitch --emulate)
+#   3. stitch -o / inject -o build/perf stitch -o against build/perf inject -o
+#   4. stitch -F folded /    against 'perf script | stackcollapse-perf',
+#      script | collapse     stackcollapse-perf.pl's rules as the suites check
+#                            them (tests/perf/helpers/stackcollapse-perf.py;
+#                            the Perl script is neither in Debian nor on
+#                            npm); the two outputs must be identical
 #
-# where FP is the frame-pointer recording D was emulated from.
-# Both sides are the patched build/perf, run one after the other on a warm
-# page cache, best of RUNS.  Reported: wall time and peak RSS of each side
-# and their ratios; the stitch side's RSS must not grow with the file.
+# The generated files: /usr/bin/perf record -g of the emulate workload
+# (tests/perf/helpers/emulate-workload.c) for each of GEN_MS, made deferred
+# by perf stitch --emulate (this host's kernel cannot defer).
 #
-# The recordings are real: /usr/bin/perf record -g of the emulate workload
-# (tests/perf/helpers/emulate-workload.c) for SMALL_MS and 10 x SMALL_MS, turned into
-# deferred files by perf stitch --emulate (this kernel cannot record them).
+# Per command: cpu = user + sys seconds and peak RSS (/usr/bin/time),
+# medians of RUNS runs; anon = peak anonymous RSS of one more run, sampled
+# from /proc every 10 ms (peak RSS counts the input file, which perf's
+# reader maps whole; the anonymous part is the tool's own).  Each row
+# ends with the goals of issue 22 it meets ("ok") or misses ("MISS"), and
+# the end counts them.
 #
-# usage: bench/bench-perf-stitch.sh      (after make -f Makefile.perf-patch)
-#   PERF=...      patched perf (default: build/perf)
-#   SYS_PERF=...  perf that records (default: /usr/bin/perf)
-#   SMALL_MS=...  length of the small recording (default 1500)
-#   RUNS=...      runs per measurement, best kept (default 3)
-#   RUNS5=...     interleaved runs for the deferred/fp medians (default 5)
-#   KEEP=1        keep the temporary directory
+# usage: bench/bench-perf.sh       (make bench builds what it needs first)
+#   PERF, PERF_UPSTREAM   build/perf, build/perf-upstream
+#   SYS_PERF              perf that records (default /usr/bin/perf)
+#   BENCH_VM              the guest's recordings (default build/bench/vm;
+#                         none there: their rows are left out, said so)
+#   GEN_MS                lengths of the generated recordings (default
+#                         "1000 3000 10000")
+#   RUNS                  runs per median (default 5)
+#   ONLY                  a regex of the tables to run (1-4; default all)
+#   KEEP=1                keep the temporary directory
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 PERF=${PERF:-$top/build/perf}
+PERF_UPSTREAM=${PERF_UPSTREAM:-$top/build/perf-upstream}
 SYS_PERF=${SYS_PERF:-/usr/bin/perf}
-SMALL_MS=${SMALL_MS:-1500}
-RUNS=${RUNS:-3}
-RUNS5=${RUNS5:-5}
+BENCH_VM=${BENCH_VM:-$top/build/bench/vm}
+GEN_MS=${GEN_MS:-1000 3000 10000}
+RUNS=${RUNS:-5}
+ONLY=${ONLY:-[1-4]}
+COLLAPSE="/usr/bin/python3 $top/tests/perf/helpers/stackcollapse-perf.py"
 CC=${CC:-gcc}
 
-die() { echo "bench-perf-stitch: $*" >&2; exit 1; }
+die() { echo "bench-perf: $*" >&2; exit 1; }
 
-[ -x "$PERF" ] || die "$PERF not built (make -f Makefile.perf-patch)"
-[ -x "$SYS_PERF" ] || SYS_PERF=$PERF
+[ -x "$PERF" ] || die "$PERF not built (make perf)"
+[ -x "$PERF_UPSTREAM" ] || die "$PERF_UPSTREAM not built (make perf-upstream)"
 [ -x /usr/bin/time ] || die "/usr/bin/time missing (Debian package time)"
+[ -x "$SYS_PERF" ] || SYS_PERF=$PERF
 
-tmp=$(mktemp -d /tmp/bench-perf-stitch.XXXXXX)
+tmp=$(mktemp -d /tmp/bench-perf.XXXXXX)
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
 cd "$tmp" || exit 1
 
-$CC -O1 -g -fno-omit-frame-pointer -pthread -o workload \
-	"$top/tests/perf/helpers/emulate-workload.c" || die "cannot build the workload"
+goals_met=0
+goals_missed=0
 
-# record NAME MS: NAME.data, deferred format, made from NAME.fp.data
-record() {
-	"$SYS_PERF" record -q -g --sample-cpu --switch-events -e cpu-clock \
-		-e raw_syscalls:sys_exit -o "$1.fp.data" -- ./workload "$2" \
-		> /dev/null 2>&1 || die "perf record ($1) failed"
-	"$PERF" stitch -q --emulate -i "$1.fp.data" -o "$1.data" \
-		|| die "perf stitch --emulate ($1) failed"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+mib() { awk -v k="$1" 'BEGIN { if (k == "-") print "-"; else printf "%.0f", k / 1024 }'; }
+
+# goal NAME VALUE LIMIT [at-least]: "ok NAME" or "MISS NAME", counted
+goal() {
+	if awk -v v="$2" -v l="$3" -v ge="${4:-}" 'BEGIN { exit !(ge ? v >= l : v <= l) }'; then
+		goals_met=$((goals_met + 1))
+		printf ' ok:%s' "$1"
+	else
+		goals_missed=$((goals_missed + 1))
+		printf ' MISS:%s' "$1"
+	fi
 }
 
-# measure CMD...: best wall seconds of RUNS and the peak RSS (KiB) of that
-# run, from /usr/bin/time
-measure() {
-	local best_t="" best_m="" t m i
-	for ((i = 0; i < RUNS; i++)); do
-		/usr/bin/time -f "%e %M" -o time.out "$@" > /dev/null 2> cmd.err ||
-			{ cat cmd.err >&2; die "failed: $*"; }
-		read -r t m < time.out
-		if [ -z "$best_t" ] || awk "BEGIN { exit !($t < $best_t) }"; then
-			best_t=$t
-			best_m=$m
-		fi
-	done
-	echo "$best_t $best_m"
-}
-
-# peak_anon CMD...: the peak anonymous RSS (KiB) of one more run, sampled
-# from /proc every 10 ms.  Peak RSS counts the pages of the input file,
-# which perf's reader maps whole on 64-bit hosts (MMAP_SIZE in session.c),
-# so it grows with the file whatever the tool does; the anonymous part is
-# the tool's own.
+# peak_anon CMD...: the peak anonymous RSS (KiB) of one run
 peak_anon() {
 	local pid peak=0 a
-	"$@" > /dev/null 2> cmd.err &
+	"$@" > /dev/null 2> anon.err &
 	pid=$!
 	while kill -0 "$pid" 2> /dev/null; do
 		a=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2> /dev/null)
 		[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
 		sleep 0.01
 	done
-	wait "$pid" || { cat cmd.err >&2; die "failed: $*"; }
+	wait "$pid" || { cat anon.err >&2; die "failed: $*"; }
 	echo "$peak"
 }
 
-ratio() { awk "BEGIN { printf \"%.2f\", ($2 > 0 ? $1 / $2 : 0) }"; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# pair -- CMD_A... -- CMD_B...: RUNS runs of each in turn; sets a_cpu a_rss
+# a_anon b_cpu b_rss b_anon (anon "-" for a command given as 'sh -c')
+pair() {
+	local i
+	local -a acmd=() bcmd=()
 
-# side_by_side LABEL -- CMD_ON_DEFERRED... -- CMD_ON_FP...: RUNS5 runs of
-# each, interleaved (deferred, fp, deferred, ...) so that the machine's
-# drift hits both alike; medians of cpu seconds (user + sys) and peak RSS,
-# and one more run of each for the peak anonymous RSS
-side_by_side() {
-	local label=$1 i dc dm da fc fm fa
-	local -a dcmd=() fcmd=()
-	shift 2
-	while [ "$1" != "--" ]; do dcmd+=("$1"); shift; done
 	shift
-	fcmd=("$@")
-	: > d.runs; : > f.runs
-	for ((i = 0; i < RUNS5; i++)); do
-		/usr/bin/time -f "%U %S %M" -o time.out "${dcmd[@]}" > /dev/null 2> cmd.err ||
-			{ cat cmd.err >&2; die "failed: ${dcmd[*]}"; }
-		awk '{ print $1 + $2, $3 }' time.out >> d.runs
-		/usr/bin/time -f "%U %S %M" -o time.out "${fcmd[@]}" > /dev/null 2> cmd.err ||
-			{ cat cmd.err >&2; die "failed: ${fcmd[*]}"; }
-		awk '{ print $1 + $2, $3 }' time.out >> f.runs
+	while [ "$1" != "--" ]; do acmd+=("$1"); shift; done
+	shift
+	bcmd=("$@")
+	: > a.runs
+	: > b.runs
+	for ((i = 0; i < RUNS; i++)); do
+		/usr/bin/time -f "%U %S %M" -o time.out "${acmd[@]}" > /dev/null 2> cmd.err ||
+			{ cat cmd.err >&2; die "failed: ${acmd[*]}"; }
+		awk '{ print $1 + $2, $3 }' time.out >> a.runs
+		/usr/bin/time -f "%U %S %M" -o time.out "${bcmd[@]}" > /dev/null 2> cmd.err ||
+			{ cat cmd.err >&2; die "failed: ${bcmd[*]}"; }
+		awk '{ print $1 + $2, $3 }' time.out >> b.runs
 	done
-	dc=$(cut -d' ' -f1 d.runs | median); dm=$(cut -d' ' -f2 d.runs | median)
-	fc=$(cut -d' ' -f1 f.runs | median); fm=$(cut -d' ' -f2 f.runs | median)
-	da=$(peak_anon "${dcmd[@]}")
-	fa=$(peak_anon "${fcmd[@]}")
-	printf '%-5s %-21s | deferred %6s s %5s %5s | fp %6s s %5s %5s | %5sx %5sx %5sx\n' \
-		"$size" "$label" "$dc" "$(mib "$dm")" "$(mib "$da")" "$fc" "$(mib "$fm")" \
-		"$(mib "$fa")" "$(ratio "$dc" "$fc")" "$(ratio "$dm" "$fm")" "$(ratio "$da" "$fa")"
-}
-mib() { awk "BEGIN { printf \"%.0f\", $1 / 1024 }"; }
-
-# compare SIZE LABEL PEER_LABEL -- STITCH_CMD... -- PEER_CMD...
-compare() {
-	local size=$1 label=$2 peer=$3 st sm sa pt pm pa
-	local -a scmd=() pcmd=()
-	shift 4
-	while [ "$1" != "--" ]; do scmd+=("$1"); shift; done
-	shift
-	pcmd=("$@")
-	read -r st sm < <(measure "${scmd[@]}")
-	read -r pt pm < <(measure "${pcmd[@]}")
-	sa=$(peak_anon "${scmd[@]}")
-	pa=$(peak_anon "${pcmd[@]}")
-	printf '%-5s %7s %7s | %-21s %6s %5s %5s | %-14s %6s %5s %5s | %5sx %5sx\n' \
-		"$size" "$mib_file" "$nsamples" "$label" "$st" "$(mib "$sm")" "$(mib "$sa")" \
-		"$peer" "$pt" "$(mib "$pm")" "$(mib "$pa")" "$(ratio "$st" "$pt")" \
-		"$(ratio "$sm" "$pm")"
+	a_cpu=$(cut -d' ' -f1 a.runs | median)
+	a_rss=$(cut -d' ' -f2 a.runs | median)
+	b_cpu=$(cut -d' ' -f1 b.runs | median)
+	b_rss=$(cut -d' ' -f2 b.runs | median)
+	a_anon=-
+	b_anon=-
+	[ "${acmd[0]}" = sh ] || a_anon=$(peak_anon "${acmd[@]}")
+	[ "${bcmd[0]}" = sh ] || b_anon=$(peak_anon "${bcmd[@]}")
 }
 
-record small "$SMALL_MS"
-record large $((SMALL_MS * 10))
+# columns LABEL: the measured pair as a row's figures
+columns() {
+	local anon_ratio=-
 
-printf '%-5s %7s %7s | %-21s %6s %5s %5s | %-14s %6s %5s %5s | %6s %6s\n' \
-	size "MiB" samples "stitch side" s RSS anon peer s RSS anon time RSS
-for size in small large; do
-	f=$size.data
-	mib_file=$(awk "BEGIN { printf \"%.1f\", $(stat -c %s "$f") / 1048576 }")
-	nsamples=$("$PERF" report --stats -i "$f" 2> /dev/null |
+	[ "$a_anon" = - ] || [ "$b_anon" = - ] || anon_ratio=$(ratio "$a_anon" "$b_anon")x
+	printf '%-26s %6s %6s %6sx | %5s %5s %5sx | %5s %5s %6s |' "$1" \
+		"$a_cpu" "$b_cpu" "$(ratio "$a_cpu" "$b_cpu")" \
+		"$(mib "$a_rss")" "$(mib "$b_rss")" "$(ratio "$a_rss" "$b_rss")" \
+		"$(mib "$a_anon")" "$(mib "$b_anon")" "$anon_ratio"
+}
+header() {
+	printf '%-22s %6s %7s %7s | %-26s %6s %6s %7s | %5s %5s %6s | %5s %5s %6s | goals\n' \
+		file MiB samples waiting command "cpu $1" "$2" ratio "RSS" "$2" ratio anon "$2" ratio
+}
+
+# describe FILE: "name MiB samples peak-waiting" of a deferred file
+describe() {
+	local f=$1 mb samples waiting
+	mb=$(awk -v s="$(stat -c %s "$f")" 'BEGIN { printf "%.1f", s / 1048576 }')
+	samples=$("$PERF" report --stats -i "$f" 2> /dev/null |
 		sed -nE 's/^ *SAMPLE events: *([0-9]+).*/\1/p' | head -1)
-	compare "$size" "perf stitch -o" "perf inject -o" -- \
-		"$PERF" stitch -q -f -i "$f" -o "$size.stitched.data" -- \
-		"$PERF" inject -f -i "$f" -o "$size.injected.data"
-	compare "$size" "perf stitch -F folded" "perf script" -- \
-		"$PERF" stitch -q -f -F folded -i "$f" -o "$size.folded" -- \
-		"$PERF" script -i "$f"
-	rm -f "$size.stitched.data" "$size.injected.data" "$size.folded"
-done
-echo "s: best of $RUNS wall seconds; RSS: peak RSS (MiB) of that run; anon: peak"
-echo "anonymous RSS (MiB, sampled every 10 ms); ratios: stitch side / peer"
-echo
+	waiting=$("$PERF" stitch --stats -i "$f" 2> /dev/null |
+		sed -nE 's/^peak pending: *([0-9]+) samples.*/\1/p')
+	printf '%-22s %6s %7s %7s' "$(basename "$f")" "$mb" "${samples:-?}" "${waiting:-0}"
+}
 
-# The cost of stitching where users meet it: perf script and perf report on
-# the deferred file against the same binary on the frame-pointer recording
-# the file was made from (same samples, user stacks in place).
-printf '%-5s %-21s | %-29s | %-23s | %6s %6s %6s\n' size command \
-	"deferred: cpu s, RSS, anon" "fp: cpu s, RSS, anon" cpu RSS anon
-for size in small large; do
-	side_by_side "perf script" -- "$PERF" script -i "$size.data" -- \
-		"$PERF" script -i "$size.fp.data"
-	side_by_side "perf report --stdio" -- "$PERF" report --stdio -i "$size.data" -- \
-		"$PERF" report --stdio -i "$size.fp.data"
+# The files: the corpus, the guest's bench set, the generated ones
+corpus=("$top"/tests/corpus/real-7.2/*.data)
+vm=()
+for s in 5 10 20; do
+	[ -s "$BENCH_VM/sleepers-$s.data" ] && vm+=("$BENCH_VM/sleepers-$s.data")
 done
-echo "cpu: median of $RUNS5 interleaved runs, user + sys seconds; RSS: median peak RSS"
-echo "(MiB, it counts the mapped input file); anon: peak anonymous RSS (MiB) of one"
-echo "more run; ratios: deferred / fp (goals: cpu <= 1.05x, RSS <= 1.2x)"
+[ ${#vm[@]} -eq 3 ] || echo "# no recordings of the 7.2 guest in $BENCH_VM (make bench records them; the VM could not boot?): their rows are left out"
+
+$CC -O1 -g -fno-omit-frame-pointer -pthread -o workload \
+	"$top/tests/perf/helpers/emulate-workload.c" || die "cannot build the workload"
+gen=()
+for ms in $GEN_MS; do
+	"$SYS_PERF" record -q -g --sample-cpu -e cpu-clock -e raw_syscalls:sys_exit \
+		-o "gen-$ms.fp.data" -- ./workload "$ms" > /dev/null 2>&1 ||
+		die "perf record of the workload ($ms ms) failed"
+	"$PERF" stitch -q --emulate -i "gen-$ms.fp.data" -o "gen-$ms.data" ||
+		die "perf stitch --emulate ($ms ms) failed"
+	gen+=("gen-$ms.data")
+done
+
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); medians of $RUNS runs"
+echo "# cpu: user + sys s; RSS: peak RSS MiB (counts the mapped input file); anon: peak"
+echo "# anonymous RSS MiB of one more run; waiting: most deferred samples held at once (perf stitch --stats)"
+
+if [[ 1 =~ $ONLY ]]; then
+	echo
+	echo "## 1. ours (build/perf) / pristine perf 7.2 (build/perf-upstream)"
+	echo "## goals: cpu <= 1.0x, RSS <= 1.1x everywhere; cpu <= 0.75x on the guest's many-blocked-tasks files"
+	header ours 7.2
+	for f in "${corpus[@]}" "${vm[@]}" "${gen[@]}"; do
+		d=$(describe "$f")
+		for cmd in script report; do
+			opts=()
+			[ $cmd = report ] && opts=(--stdio)
+			pair -- "$PERF" $cmd "${opts[@]}" -i "$f" -- "$PERF_UPSTREAM" $cmd "${opts[@]}" -i "$f"
+			printf '%s | ' "$d"
+			columns "perf $cmd ${opts[*]}"
+			goal cpu "$(ratio "$a_cpu" "$b_cpu")" 1.0
+			goal rss "$(ratio "$a_rss" "$b_rss")" 1.1
+			case $f in */sleepers-*) goal cpu-blocked "$(ratio "$a_cpu" "$b_cpu")" 0.75 ;; esac
+			echo
+		done
+	done
+fi
+
+if [[ 2 =~ $ONLY ]]; then
+	echo
+	echo "## 2. build/perf on the deferred file / on the frame-pointer recording it was made from"
+	echo "## goals: cpu <= 1.05x, RSS <= 1.2x"
+	header deferred fp
+	for f in "${gen[@]}"; do
+		d=$(describe "$f")
+		for cmd in script report; do
+			opts=()
+			[ $cmd = report ] && opts=(--stdio)
+			pair -- "$PERF" $cmd "${opts[@]}" -i "$f" -- "$PERF" $cmd "${opts[@]}" -i "${f%.data}.fp.data"
+			printf '%s | ' "$d"
+			columns "perf $cmd ${opts[*]}"
+			goal cpu "$(ratio "$a_cpu" "$b_cpu")" 1.05
+			goal rss "$(ratio "$a_rss" "$b_rss")" 1.2
+			echo
+		done
+	done
+fi
+
+if [[ 3 =~ $ONLY ]]; then
+	echo
+	echo "## 3. build/perf stitch -o / build/perf inject -o, same file"
+	echo "## goal: cpu <= 1.0x"
+	header stitch inject
+	for f in "${vm[@]}" "${gen[@]}"; do
+		pair -- "$PERF" stitch -q -f -i "$f" -o stitched.data -- \
+			"$PERF" inject -f -i "$f" -o injected.data
+		printf '%s | ' "$(describe "$f")"
+		columns "stitch -o / inject -o"
+		goal cpu "$(ratio "$a_cpu" "$b_cpu")" 1.0
+		echo
+		rm -f stitched.data injected.data
+	done
+fi
+
+if [[ 4 =~ $ONLY ]]; then
+	echo
+	echo "## 4. build/perf stitch -F folded / build/perf script | stackcollapse-perf, same file"
+	echo "## goals: at least 50x less cpu (ratio <= 0.02x); identical output (but for pid -1 stacks, misread by the script)"
+	header stitch script
+	for f in "${vm[@]}" "${gen[@]}"; do
+		pair -- "$PERF" stitch -q -f -F folded -i "$f" -o stitched.folded -- \
+			sh -c "'$PERF' script -i '$f' 2> /dev/null | $COLLAPSE > collapsed.folded"
+		printf '%s | ' "$(describe "$f")"
+		columns "stitch -F folded / script|c"
+		goal 50x "$(ratio "$a_cpu" "$b_cpu")" 0.02
+		# as tests/perf/helpers/oracle-check.sh: the stacks of samples of no
+		# task (pid -1, system-wide), whose header stackcollapse-perf.pl
+		# misreads, left out
+		if cmp -s <(grep -v '^:-1' stitched.folded | sort) \
+			<(grep -v '^:-1' collapsed.folded | sort); then
+			goal identical 0 0
+		else
+			goal identical 1 0
+		fi
+		echo
+		rm -f stitched.folded collapsed.folded
+	done
+fi
+
+echo
+echo "goals met: $goals_met, missed: $goals_missed"

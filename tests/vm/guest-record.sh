@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #
-# guest-record.sh [OUTDIR]
+# guest-record.sh [OUTDIR [SET]]
 #
 # Runs IN the guest (tests/vm/run-vm.sh, as root, chrooted into the host's
 # root): records the workloads of build/vm/bin with build/perf and
@@ -24,6 +24,7 @@ set -u
 here=${0%/*}
 repo=${here%/tests/vm}
 OUT=${1:-$repo/build/vm/rec}
+SET=${2:-check}
 PERF=$repo/build/perf
 BIN=$repo/build/vm/bin
 W=$here/workloads
@@ -39,7 +40,7 @@ since() {
 say() { echo "guest-record: [$(since "$t_start")s] $*"; }
 
 [ -x "$PERF" ] || { say "no $PERF"; exit 1; }
-for w in threads blocker forker execloop; do
+for w in threads blocker forker execloop sleepers; do
 	[ -x "$BIN/$w" ] || { say "no $BIN/$w (make vm-record builds it)"; exit 1; }
 done
 # perf cannot write its data to virtiofs (EFAULT): /run must be the tmpfs
@@ -132,39 +133,65 @@ record() {
 	rm -f "$TMP/$name"
 }
 
-# 16 threads: system calls and compute, both callchain spellings
-record threads-deferred.data "--call-graph=deferred --sample-cpu -N -F 1000" \
-	"$BIN/threads" 16 2
-record threads-2ev-fpdefer.data "--call-graph=fp,defer -e cpu-clock -e task-clock --sample-cpu -N -F 500" \
-	"$BIN/threads" 16 1.5
-# threads blocked in the kernel for seconds; a context-switch sample each
-# time one blocks, taken in the kernel, its user stack deferred to the return
-record blocker-cs.data "--call-graph=deferred --sample-cpu -N -e cpu-clock/freq=1000/ -e context-switches/period=1/" \
-	"$BIN/blocker" 1
-# fork/exit churn, fixed period
-record forker-c.data "--call-graph=deferred --sample-cpu -N -e cpu-clock -c 500000" \
-	"$BIN/forker" 2 4
-# execve (about 0.4 s of guest CPU each under TCG): a self-exec'ing chain
-# that also runs /bin/true in a child each time
-record execloop.data "--call-graph=fp,defer --sample-cpu -N -F 1000" \
-	"$BIN/execloop" 6
-# system-wide on every CPU, the mix running
-record sysw.data "-a --call-graph=deferred -N -F 400" \
-	sh "$W/mix.sh" "$BIN" 2
-# compressed (PERF_RECORD_COMPRESSED); no --sample-cpu: the sample type
-# upstream perf's fp,defer uses (IP|TID|TIME|CALLCHAIN|PERIOD)
-record threads-z.data "-z --call-graph=deferred -N -F 1000" \
-	"$BIN/threads" 8 1.5
-# off-CPU analysis, where deferral matters most: every context switch of
-# the system with its stack (perf sched timehist -g reads it)
-record offcpu-sched.data "-a -e sched:sched_switch --call-graph=fp,defer -N" \
-	"$BIN/blocker" 0.5
-# one event defers by its own term, the other samples without callchains
-record perevent.data "-e cpu-clock/call-graph=deferred/ -e task-clock --sample-cpu -N -F 500" \
-	"$BIN/threads" 8 1
-# pipe output saved to a file
-record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
-	"$BIN/blocker" 0.75
+record_check_set() {
+	# 16 threads: system calls and compute, both callchain spellings
+	record threads-deferred.data "--call-graph=deferred --sample-cpu -N -F 1000" \
+		"$BIN/threads" 16 2
+	record threads-2ev-fpdefer.data "--call-graph=fp,defer -e cpu-clock -e task-clock --sample-cpu -N -F 500" \
+		"$BIN/threads" 16 1.5
+	# threads blocked in the kernel for seconds; a context-switch sample each
+	# time one blocks, taken in the kernel, its user stack deferred to the return
+	record blocker-cs.data "--call-graph=deferred --sample-cpu -N -e cpu-clock/freq=1000/ -e context-switches/period=1/" \
+		"$BIN/blocker" 1
+	# fork/exit churn, fixed period
+	record forker-c.data "--call-graph=deferred --sample-cpu -N -e cpu-clock -c 500000" \
+		"$BIN/forker" 2 4
+	# execve (about 0.4 s of guest CPU each under TCG): a self-exec'ing chain
+	# that also runs /bin/true in a child each time
+	record execloop.data "--call-graph=fp,defer --sample-cpu -N -F 1000" \
+		"$BIN/execloop" 6
+	# system-wide on every CPU, the mix running
+	record sysw.data "-a --call-graph=deferred -N -F 400" \
+		sh "$W/mix.sh" "$BIN" 2
+	# compressed (PERF_RECORD_COMPRESSED); no --sample-cpu: the sample type
+	# upstream perf's fp,defer uses (IP|TID|TIME|CALLCHAIN|PERIOD)
+	record threads-z.data "-z --call-graph=deferred -N -F 1000" \
+		"$BIN/threads" 8 1.5
+	# off-CPU analysis, where deferral matters most: every context switch of
+	# the system with its stack (perf sched timehist -g reads it)
+	record offcpu-sched.data "-a -e sched:sched_switch --call-graph=fp,defer -N" \
+		"$BIN/blocker" 0.5
+	# one event defers by its own term, the other samples without callchains
+	record perevent.data "-e cpu-clock/call-graph=deferred/ -e task-clock --sample-cpu -N -F 500" \
+		"$BIN/threads" 8 1
+	# per task, a tracepoint beside cpu-clock, both deferring: the
+	# tracepoint's raw data and format on top of the callchains
+	record tp-task.data "--call-graph=deferred -e raw_syscalls:sys_enter -e cpu-clock --sample-cpu -N -F 500" \
+		"$BIN/threads" 4 1
+	# pipe output saved to a file
+	record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
+		"$BIN/blocker" 0.75
+}
+
+# make bench: what upstream's merge walks (every waiting sample for every
+# record), the system-wide recording of issue 22 at three lengths: 300
+# tasks blocked 1.5-3 s at a time beside two busy ones, a cpu-clock sample
+# at 1000 Hz on every CPU and one at every context switch
+record_bench_set() {
+	local s
+
+	for s in 5 10 20; do
+		record "sleepers-$s.data" \
+			"-a --call-graph fp,defer -N -e cpu-clock -F 1000 -e context-switches/period=1/" \
+			"$BIN/sleepers" "$s" 300
+	done
+}
+
+case $SET in
+check) record_check_set ;;
+bench) record_bench_set ;;
+*) say "unknown set '$SET' (check, bench)"; exit 1 ;;
+esac
 
 if [ $fail -eq 0 ]; then
 	say "PASS"

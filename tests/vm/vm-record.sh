@@ -5,7 +5,8 @@
 # (build/vm/bin) are built: gets the 7.2 kernel (fetch-kernel.sh), makes the
 # initramfs (mkinitramfs.sh), boots the VM (run-vm.sh) and records the
 # workloads in it (guest-record.sh) into $VM_DIR/rec.  Step timings go to
-# $VM_DIR/TIMINGS.
+# $VM_DIR/TIMINGS.  VM_SET=bench records guest-record.sh's bench set
+# instead, VM_REC=DIR into DIR.
 #
 # Exit 77 when the VM cannot boot (no kernel, no QEMU, the kernel dies): the
 # reason is in $VM_DIR/skip-reason.  Other failures: 1.
@@ -15,7 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 VM_DIR=${VM_DIR:-$repo/build/vm}
 export VM_DIR BUILD="${BUILD:-$repo/build}"
-REC=$VM_DIR/rec
+REC=${VM_REC:-$VM_DIR/rec}
+VM_SET=${VM_SET:-check}
 PERF=$repo/build/perf
 
 mkdir -p "$VM_DIR"
@@ -58,7 +60,7 @@ step initramfs
 
 rm -rf "$REC"	# here: removing files over virtiofs is slow in the guest
 echo "vm-record: booting $(basename "$(readlink -f "$VMLINUZ")") in QEMU (TCG, ${VM_SMP:-4} vCPUs); recording into $REC" >&2
-"$here/run-vm.sh" "$here/guest-record.sh" "$REC"
+"$here/run-vm.sh" "$here/guest-record.sh" "$REC" "$VM_SET"
 rc=$?
 step vm
 printf '%-12s %4d s\n' total $(( $(date +%s) - t0 )) >> "$VM_DIR/TIMINGS"
