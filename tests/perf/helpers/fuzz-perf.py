@@ -4,7 +4,7 @@
 stitch -o, -F folded and --stats on damaged copies of seed files.
 
 usage: fuzz-perf.py --perf PERF --out DIR [--count N] [--seed S]
-                    [--timeout SECONDS] SEED.data...
+                    [--timeout SECONDS] [--jobs J] SEED.data...
        fuzz-perf.py --perf PERF --out DIR --replay FILE.data...
 
 Each mutant is a seed (file or pipe format) with one to four damages,
@@ -13,7 +13,7 @@ bit flips and runs of one byte anywhere, a record's size, a sample's or a
 CALLCHAIN_DEFERRED record's nr field, a header field (sections, attr size,
 feature bits), a feature section's offset or size, truncation.  Every
 command runs on it with ASAN_OPTIONS and UBSAN_OPTIONS that make a
-sanitizer report an error (leaks are not reported: perf 6.1 does not free
+sanitizer report an error (leaks are not reported: perf does not free
 everything at exit); the result is a crash (killed by a signal), a
 sanitizer report (in stderr), a hang (the timeout, default 30 s), or fine
 (any exit status: a damaged file may be refused).  Each of the first three
@@ -22,10 +22,12 @@ stderr from the first sanitizer line, or its end).  Prints one line per
 finding and last "mutants N, runs R, crashes C, sanitizer reports S, hangs
 H"; exits 1 when anything was found.  --replay runs the commands on each
 file as it is, no mutation: the kept findings of earlier runs, so that a
-fixed reader stays fixed.
+fixed reader stays fixed.  --jobs J runs J mutants at a time; the mutants
+are the same whatever J (one generator, drawn in order).
 """
 
 import argparse
+import concurrent.futures
 import os
 import random
 import struct
@@ -120,6 +122,7 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--timeout', type=int, default=30)
     ap.add_argument('--replay', action='store_true')
+    ap.add_argument('--jobs', type=int, default=1)
     ap.add_argument('seeds', nargs='+')
     a = ap.parse_args()
 
@@ -128,33 +131,56 @@ def main():
     rng = random.Random(a.seed)
     found = {'crash': 0, 'sanitizer report': 0, 'hang': 0}
     runs = 0
-    # of this run only: a file rewritten under another run's reader is a SIGBUS
-    mutant = os.path.join(a.out, 'mutant-%d.data' % os.getpid())
-    out = os.path.join(a.out, 'mutant-%d.out' % os.getpid())
     if a.replay:
         a.count = len(seeds)
-    for n in range(a.count):
-        data = seeds[n] if a.replay else mutate(rng, rng.choice(seeds))
-        with open(mutant, 'wb') as f:
+
+    def one(n, data):
+        """Runs the commands on mutant n: (runs, (what, cmd, status, err) or None)."""
+        # of this run only: a file rewritten under another run's reader is a SIGBUS
+        base = os.path.join(a.out, 'mutant-%d-%d' % (os.getpid(), n))
+        with open(base + '.data', 'wb') as f:
             f.write(data)
+        done = 0
+        result = None
         for cmd in COMMANDS:
-            runs += 1
-            what, status, err = run(a.perf, cmd, mutant, out, a.timeout)
-            if not what:
-                continue
-            found[what] += 1
-            name = os.path.join(a.out, '%s-%s' % (what.split()[0], os.path.basename(
-                a.seeds[n]).rsplit('.', 1)[0] if a.replay else '%d-%d' % (a.seed, n)))
-            with open(name + '.data', 'wb') as f:
-                f.write(data)
-            with open(name + '.txt', 'wb') as f:
-                f.write(('perf %s -i FILE: %s, status %s\n' % (' '.join(cmd), what, status))
-                        .encode() + report(err))
-            print('%s: perf %s (status %s), kept as %s.data' % (what, ' '.join(cmd), status, name))
-            break
-    for p in (mutant, out):
-        if os.path.exists(p):
-            os.unlink(p)
+            done += 1
+            what, status, err = run(a.perf, cmd, base + '.data', base + '.out', a.timeout)
+            if what:
+                result = (what, cmd, status, err)
+                break
+        for p in (base + '.data', base + '.out'):
+            if os.path.exists(p):
+                os.unlink(p)
+        return done, result
+
+    def keep(n, data, result):
+        what, cmd, status, err = result
+        found[what] += 1
+        name = os.path.join(a.out, '%s-%s' % (what.split()[0], os.path.basename(
+            a.seeds[n]).rsplit('.', 1)[0] if a.replay else '%d-%d' % (a.seed, n)))
+        with open(name + '.data', 'wb') as f:
+            f.write(data)
+        with open(name + '.txt', 'wb') as f:
+            f.write(('perf %s -i FILE: %s, status %s\n' % (' '.join(cmd), what, status))
+                    .encode() + report(err))
+        print('%s: perf %s (status %s), kept as %s.data' % (what, ' '.join(cmd), status, name),
+              flush=True)
+
+    # The mutants are drawn in order from the one generator, whatever --jobs:
+    # a seed and count name the same mutants on every machine.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        n = 0
+        while n < a.count:
+            batch = []
+            for _ in range(min(4 * a.jobs, a.count - n)):
+                data = seeds[n] if a.replay else mutate(rng, rng.choice(seeds))
+                batch.append((n, data, pool.submit(one, n, data)))
+                n += 1
+            for i, data, fut in batch:
+                done, result = fut.result()
+                runs += done
+                if result:
+                    keep(i, data, result)
     print('%s %d, runs %d, crashes %d, sanitizer reports %d, hangs %d' %
           ('files' if a.replay else 'mutants', a.count, runs, found['crash'], found['sanitizer report'], found['hang']))
     return 1 if any(found.values()) else 0

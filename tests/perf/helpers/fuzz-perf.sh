@@ -5,15 +5,20 @@
 # with seeds made here: the writer-made scenarios (tests/perf/helpers/scenarios.py,
 # file format), pipe streams of some of them in upstream's layouts
 # (tests/perf/helpers/upstream.py: compressed, newer records and features), and an
-# emulated deferred recording of tests/perf/helpers/emulate-workload.c.  Then the
-# kept findings of earlier runs, tests/perf/fuzz-corpus/*.data, are run as
-# they are (fuzz-perf.py --replay), so that a fixed reader stays fixed.
+# emulated deferred recording of tests/perf/helpers/emulate-workload.c, the
+# real 7.2 recordings of tests/corpus/real-7.2 (tracepoints, system-wide,
+# sample CPUs, -z, a pipe) and the damaged copies of them
+# tests/perf/helpers/fuzz-regressions.py makes.  Then the kept findings of
+# earlier runs, tests/perf/fuzz-corpus/*.data, and those damaged copies are
+# run as they are (fuzz-perf.py --replay), so that a fixed reader stays
+# fixed.
 #
 # usage: tests/perf/helpers/fuzz-perf.sh [COUNT [SEED]]      (default 1000, 1)
 #   Environment: PERF_ASAN (default build/perf-asan), PERF (build/perf, for
 #   the emulation), FUZZ_OUT (default build/fuzz-perf: the findings, kept
 #   across runs), FUZZ_SEEDS (default FUZZ_OUT/seeds: made once, kept),
 #   FUZZ_SMOKE (set: only the seeds every machine makes alike),
+#   FUZZ_JOBS (mutants run at a time, default: the number of CPUs),
 #   PYTHON, CC, SYS_PERF (records the workload).
 # Exit status: 1 when a mutant crashed, hung or made a sanitizer report.
 set -u
@@ -52,14 +57,23 @@ if [ ! -s "$seeds/.done" ]; then
 	fi
 	echo done > "$seeds/.done"
 fi
+# Real recordings (the 7.2 guest's, committed: the same on every machine)
+# and the damaged copies of them that crashed perf 6.1, made afresh here
+corpus=$top/tests/corpus/real-7.2
+regressions=$out/regressions
+rm -rf "$regressions"
+"$PY" "$here/fuzz-regressions.py" "$corpus" "$regressions" > /dev/null || exit 2
 # The emulated recording is made afresh on each machine, so its mutants are
 # too: FUZZ_SMOKE=1 (make check) leaves it out, for the same mutants as here.
 emu=$seeds/emu.data
 [ -n "${FUZZ_SMOKE:-}" ] && emu=
+jobs=${FUZZ_JOBS:-$(nproc)}
 # shellcheck disable=SC2046,SC2086
 "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
-	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu 2> /dev/null)
+	--jobs "$jobs" \
+	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu \
+		"$corpus"/*.data "$regressions"/*.data 2> /dev/null)
 status=$?
-"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --replay "$here"/../fuzz-corpus/*.data ||
-	status=1
+"$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --jobs "$jobs" --replay \
+	"$here"/../fuzz-corpus/*.data "$regressions"/*.data || status=1
 exit $status
