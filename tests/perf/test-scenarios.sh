@@ -199,8 +199,10 @@ for n in $(cat scenarios.list); do
 		eval '[ $st -eq 0 ] && summary_only raw.err want.summary' ;;
 	esac
 	"$PERF" script -i $n.raw-be.data $KS $FIELDS > raw-be.out 2> raw-be.err
+	# the messages name the file read
+	sed "s/$n\.raw-be\.data/$n.raw.data/g" raw-be.err > raw-be.err.named
 	check "$n: big-endian raw file: same script output and messages" \
-		eval 'same raw.out raw-be.out && same raw.err raw-be.err'
+		eval 'same raw.out raw-be.out && same raw.err raw-be.err.named'
 	"$PERF" $REPORT -i $n.raw.data $KS 2> raw.report.err | $OUT report > raw.report
 	check "$n: report: percentages" same $n.report-72 raw.report
 	# every type-22 record read whole, with its user frames: also those -D
@@ -312,7 +314,7 @@ for n in $(cat scenarios.list); do
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off
 		check "$n: script: status 0, the cut record and the stitch summary only" \
-			eval '[ $st -eq 0 ] && grep -v "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, perf.data cut short? Skipping it\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
+			eval '[ $st -eq 0 ] && grep -v "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, $n.raw.data cut short? Skipping it\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
 		"$PERF" $REPORT -i $n.raw.data $KS > /dev/null 2>&1
 		st=$?
 		check "$n: report: status 0" eq $st 0

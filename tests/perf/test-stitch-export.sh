@@ -459,7 +459,7 @@ head -c 3000 emu.data > cut.data
 "$PERF" stitch -F folded -i cut.data -o bad.out > /dev/null 2> err4
 rc=$?
 check "truncated input: exit status non-zero ($rc)" [ "$rc" -ne 0 ]
-check "truncated input: names the file" has err4 'cannot read cut.data'
+check "truncated input: names the file" has err4 '^cut.data: the data is cut short \(where: above\), refused; -f'
 no_output "truncated input" bad.out
 "$PERF" stitch --kernel-suffix -i emu.data > /dev/null 2> err5
 check "export options without -F: refused" has err5 'go with -F'

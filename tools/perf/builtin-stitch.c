@@ -272,12 +272,10 @@ static int stitch__stats(struct perf_stitch *stitch)
 
 	if (zstd_init(&session->zstd_data, 0) < 0)
 		pr_warning("perf stitch --stats: decompression initialization failed\n");
+	/* on failure it says where and in which file */
 	err = perf_session__process_events(session);
-	if (err) {
-		pr_err("perf stitch --stats: failed to process %s: %s\n", stitch->input_name,
-		       strerror(err < 0 ? -err : err));
+	if (err)
 		goto out;
-	}
 	err = deferred_stitch__check_read(session, stitch->input_name, stitch->samples_read,
 					  stitch->force, stitch->strict);
 	if (err)

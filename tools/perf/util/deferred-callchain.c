@@ -1086,6 +1086,16 @@ int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e)
 	return 1;
 }
 
+int deferred_stitch__check_cut(struct perf_session *session, const char *path, bool force)
+{
+	if (!evlist__stats(session->evlist)->nr_cut_short_records)
+		return 0;
+	pr_err("%s: the data is cut short (where: above), %s\n", path,
+	       force ? "going on with what there is (-f)" :
+		       "refused; -f to go on with what there is");
+	return force ? 0 : -EINVAL;
+}
+
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict)
 {

@@ -202,6 +202,11 @@ int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e);
  * samples (reported with their offsets, skipped, counted in each mode's
  * summary) are an error only with @strict.
  */
+/*
+ * A mode that writes a file makes no result of a recording cut short (the
+ * reader said where): -EINVAL naming @path, or with @force a warning and 0.
+ */
+int deferred_stitch__check_cut(struct perf_session *session, const char *path, bool force);
 int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict);
 /* For a mode's summary: what was skipped as malformed, each part after @sep */

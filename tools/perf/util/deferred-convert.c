@@ -668,17 +668,13 @@ static int cvt__check_session(struct cvt *cvt)
 	/* skipped (the records' samples orphaned) and counted; --strict: refused */
 	st->malformed_records = es->nr_invalid_callchain_deferred;
 	st->malformed_samples = es->nr_invalid_deferred_samples;
-	if (es->nr_cut_short_records) {
-		pr_err("%s: the data ends inside a record (offset above): cut short, not converted\n",
-		       in);
-		return -EINVAL;
-	}
 	if (es->nr_unknown_id || es->nr_unprocessable_samples) {
 		pr_err("%s: %u samples of unknown events and %u without a machine to attribute them to\n",
 		       in, es->nr_unknown_id, es->nr_unprocessable_samples);
 		return -EINVAL;
 	}
-	if (deferred_stitch__check_read(cvt->session, in, st->samples, cvt->opts->force,
+	if (deferred_stitch__check_cut(cvt->session, in, cvt->opts->force) ||
+	    deferred_stitch__check_read(cvt->session, in, st->samples, cvt->opts->force,
 					cvt->opts->strict))
 		return -EINVAL;
 	st->unknown_skipped = es->nr_unknown_events;
@@ -877,12 +873,10 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 		goto out;
 	}
 
+	/* on failure it says where and in which file */
 	err = perf_session__process_events(cvt->session);
-	if (err) {
-		pr_err("%s: failed to process the input: %s\n", opts->input,
-		       strerror(err < 0 ? -err : err));
+	if (err)
 		goto out;
-	}
 	err = cvt->err;
 	if (!err)
 		err = cvt__check_session(cvt);

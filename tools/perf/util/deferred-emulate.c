@@ -191,6 +191,8 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 	if (!err)
 		err = emu->err;
 	if (!err)
+		err = deferred_stitch__check_cut(emu->session, opts->input, opts->force);
+	if (!err)
 		err = deferred_stitch__check_read(emu->session, opts->input, emu->nr_samples,
 						  opts->force, false);
 	if (!err)

@@ -1272,13 +1272,13 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		err = rd.err;
 		goto out;
 	}
-	if (err) {
-		pr_err("perf stitch -F %s: failed to process %s: %s\n", what, opts->input,
-		       strerror(err < 0 ? -err : err));
+	/* perf_session__process_events() said where and in which file */
+	if (err)
 		goto out;
-	}
-	err = deferred_stitch__check_read(rd.session, opts->input, stats->samples, opts->force,
-					  opts->strict);
+	err = deferred_stitch__check_cut(rd.session, opts->input, opts->force);
+	if (!err)
+		err = deferred_stitch__check_read(rd.session, opts->input, stats->samples,
+						  opts->force, opts->strict);
 	if (err)
 		goto out;
 	stats->malformed_records = evlist__stats(rd.session->evlist)->nr_invalid_callchain_deferred;
