@@ -27,7 +27,7 @@
 # by perf stitch --emulate (this host's kernel cannot defer).
 #
 # Per command: cpu = user + sys seconds and peak RSS (/usr/bin/time),
-# medians of RUNS runs; anon = peak anonymous RSS of one more run, sampled
+# medians of RUNS runs or more (short commands); anon = peak anonymous RSS of one more run, sampled
 # from /proc every 10 ms (peak RSS counts the input file, which perf's
 # reader maps whole; the anonymous part is the tool's own).  Each row
 # ends with the goals of issue 22 it meets ("ok") or misses ("MISS"), and
@@ -40,7 +40,9 @@
 #                         none there: their rows are left out, said so)
 #   GEN_MS                lengths of the generated recordings (default
 #                         "1000 3000 10000")
-#   RUNS                  runs per median (default 5)
+#   RUNS                  runs per median (default 5; more for short
+#                         commands, up to MIN_CPU s of each side, default
+#                         5, and 25 runs)
 #   ONLY                  a regex of the tables to run (1-4; default all)
 #   KEEP=1                keep the temporary directory
 set -u
@@ -52,6 +54,7 @@ SYS_PERF=${SYS_PERF:-/usr/bin/perf}
 BENCH_VM=${BENCH_VM:-$top/build/bench/vm}
 GEN_MS=${GEN_MS:-1000 3000 10000}
 RUNS=${RUNS:-5}
+MIN_CPU=${MIN_CPU:-5}
 ONLY=${ONLY:-[1-4]}
 COLLAPSE="/usr/bin/python3 $top/tests/perf/helpers/stackcollapse-perf.py"
 CC=${CC:-gcc}
@@ -102,7 +105,7 @@ peak_anon() {
 # pair -- CMD_A... -- CMD_B...: RUNS runs of each in turn; sets a_cpu a_rss
 # a_anon b_cpu b_rss b_anon (anon "-" for a command given as 'sh -c')
 pair() {
-	local i
+	local i runs
 	local -a acmd=() bcmd=()
 
 	shift
@@ -111,13 +114,19 @@ pair() {
 	bcmd=("$@")
 	: > a.runs
 	: > b.runs
-	for ((i = 0; i < RUNS; i++)); do
+	runs=$RUNS
+	for ((i = 0; i < runs; i++)); do
 		/usr/bin/time -f "%U %S %M" -o time.out "${acmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${acmd[*]}"; }
 		awk '{ print $1 + $2, $3 }' time.out >> a.runs
 		/usr/bin/time -f "%U %S %M" -o time.out "${bcmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${bcmd[*]}"; }
 		awk '{ print $1 + $2, $3 }' time.out >> b.runs
+		# short commands: more runs, up to MIN_CPU s of each side, so that
+		# a ratio of commands of 0.3 s is not a ratio of clock ticks
+		[ "$i" -eq 0 ] && runs=$(awk -v a="$(tail -1 a.runs | cut -d' ' -f1)" \
+			-v r="$RUNS" -v m="$MIN_CPU" \
+			'BEGIN { n = a > 0 ? int(m / a) + 1 : 25; if (n > 25) n = 25; print (n > r ? n : r) }')
 	done
 	a_cpu=$(cut -d' ' -f1 a.runs | median)
 	a_rss=$(cut -d' ' -f2 a.runs | median)
@@ -175,7 +184,7 @@ for ms in $GEN_MS; do
 	gen+=("gen-$ms.data")
 done
 
-echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); medians of $RUNS runs"
+echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); medians of $RUNS runs or more (up to ${MIN_CPU} s a side, 25 runs)"
 echo "# cpu: user + sys s; RSS: peak RSS MiB (counts the mapped input file); anon: peak"
 echo "# anonymous RSS MiB of one more run; waiting: most deferred samples held at once (perf stitch --stats)"
 
