@@ -254,7 +254,7 @@ if [[ 4 =~ $ONLY ]]; then
 		pair -- "$PERF" stitch -q -f -F folded -i "$f" -o stitched.folded -- \
 			sh -c "'$PERF' script -i '$f' 2> /dev/null | $COLLAPSE > collapsed.folded"
 		printf '%s | ' "$(describe "$f")"
-		columns "stitch -F folded / script|c"
+		columns "-F folded / script+collapse"
 		goal 50x "$(ratio "$a_cpu" "$b_cpu")" 0.02
 		# as tests/perf/helpers/oracle-check.sh: the stacks of samples of no
 		# task (pid -1, system-wide), whose header stackcollapse-perf.pl
