@@ -207,21 +207,28 @@ const TOOLBAR = `(() => {
 // the visible rows of the Sandwich table, and how to scroll it: the rows
 // sit in a div sized to all of them (height: rows x 20 px) inside a
 // scrolled div
+// Each row comes with its place in the whole table (px from its top): two
+// frames of the same name and file can have the same weights, and then
+// the same text.
 const TABLE = `(() => {
-	const rows = [];
+	const trs = [];
 	let box = null;
 	for (const tr of document.querySelectorAll('tr')) {
 		const td = tr.querySelectorAll('td');
 		// not the rows of the profile list (they have a title)
 		if (td.length !== 3 || tr.closest('thead') || tr.hasAttribute('title'))
 			continue;
-		rows.push([td[0].firstChild ? td[0].firstChild.textContent : '',
-			   td[1].firstChild ? td[1].firstChild.textContent : '',
-			   td[2].textContent, td[2].getAttribute('title')]);
+		trs.push([tr, td]);
 		for (let el = tr.parentElement; el && !box; el = el.parentElement)
 			if (el.scrollHeight > el.clientHeight + 1 || getComputedStyle(el).overflowY === 'auto')
 				box = el;
 	}
+	const top = box ? box.getBoundingClientRect().top - box.scrollTop : 0;
+	const rows = trs.map(([tr, td]) =>
+		[td[0].firstChild ? td[0].firstChild.textContent : '',
+		 td[1].firstChild ? td[1].firstChild.textContent : '',
+		 td[2].textContent, td[2].getAttribute('title'),
+		 Math.round(tr.getBoundingClientRect().top - top)]);
 	const sized = box && box.firstElementChild;
 	return { rows, scrollTop: box ? box.scrollTop : 0, clientHeight: box ? box.clientHeight : 0,
 		 height: sized ? parseFloat(sized.style.height) || 0 : 0,
@@ -247,9 +254,9 @@ async function readTable() {
 		await settle();
 		t = await evaluate(TABLE);
 		for (const r of t.rows) {
-			const key = r.join('\t');
-			if (!keys.has(key)) {
-				keys.add(key);
+			const y = r.pop();	// the row's place: the same text may come twice
+			if (!keys.has(y)) {
+				keys.add(y);
 				rows.push(r);
 			}
 		}
