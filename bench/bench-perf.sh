@@ -188,25 +188,40 @@ echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); medians o
 echo "# cpu: user + sys s; RSS: peak RSS MiB (counts the mapped input file); anon: peak"
 echo "# anonymous RSS MiB of one more run; waiting: most deferred samples held at once (perf stitch --stats)"
 
+# reader_rows PEER FP CPU_GOAL RSS_GOAL FILE...: perf script and perf report
+# --stdio of build/perf on each FILE against PEER on the same file, or,
+# with FP=fp, on the frame-pointer recording FILE was made from
+reader_rows() {
+	local peer=$1 fp=$2 cpu_goal=$3 rss_goal=$4 f d in cmd
+	local -a opts
+
+	shift 4
+	for f in "$@"; do
+		d=$(describe "$f")
+		in=$f
+		[ "$fp" = fp ] && in=${f%.data}.fp.data
+		for cmd in script report; do
+			opts=()
+			[ $cmd = report ] && opts=(--stdio)
+			pair -- "$PERF" $cmd "${opts[@]}" -i "$f" -- "$peer" $cmd "${opts[@]}" -i "$in"
+			printf '%s | ' "$d"
+			columns "perf $cmd ${opts[*]}"
+			goal cpu "$(ratio "$a_cpu" "$b_cpu")" "$cpu_goal"
+			goal rss "$(ratio "$a_rss" "$b_rss")" "$rss_goal"
+			if [ "$fp" = same ]; then
+				case $f in */sleepers-*) goal cpu-blocked "$(ratio "$a_cpu" "$b_cpu")" 0.75 ;; esac
+			fi
+			echo
+		done
+	done
+}
+
 if [[ 1 =~ $ONLY ]]; then
 	echo
 	echo "## 1. ours (build/perf) / pristine perf 7.2 (build/perf-upstream)"
 	echo "## goals: cpu <= 1.0x, RSS <= 1.1x everywhere; cpu <= 0.75x on the guest's many-blocked-tasks files"
 	header ours 7.2
-	for f in "${corpus[@]}" "${vm[@]}" "${gen[@]}"; do
-		d=$(describe "$f")
-		for cmd in script report; do
-			opts=()
-			[ $cmd = report ] && opts=(--stdio)
-			pair -- "$PERF" $cmd "${opts[@]}" -i "$f" -- "$PERF_UPSTREAM" $cmd "${opts[@]}" -i "$f"
-			printf '%s | ' "$d"
-			columns "perf $cmd ${opts[*]}"
-			goal cpu "$(ratio "$a_cpu" "$b_cpu")" 1.0
-			goal rss "$(ratio "$a_rss" "$b_rss")" 1.1
-			case $f in */sleepers-*) goal cpu-blocked "$(ratio "$a_cpu" "$b_cpu")" 0.75 ;; esac
-			echo
-		done
-	done
+	reader_rows "$PERF_UPSTREAM" same 1.0 1.1 "${corpus[@]}" "${vm[@]}" "${gen[@]}"
 fi
 
 if [[ 2 =~ $ONLY ]]; then
@@ -214,19 +229,7 @@ if [[ 2 =~ $ONLY ]]; then
 	echo "## 2. build/perf on the deferred file / on the frame-pointer recording it was made from"
 	echo "## goals: cpu <= 1.05x, RSS <= 1.2x"
 	header deferred fp
-	for f in "${gen[@]}"; do
-		d=$(describe "$f")
-		for cmd in script report; do
-			opts=()
-			[ $cmd = report ] && opts=(--stdio)
-			pair -- "$PERF" $cmd "${opts[@]}" -i "$f" -- "$PERF" $cmd "${opts[@]}" -i "${f%.data}.fp.data"
-			printf '%s | ' "$d"
-			columns "perf $cmd ${opts[*]}"
-			goal cpu "$(ratio "$a_cpu" "$b_cpu")" 1.05
-			goal rss "$(ratio "$a_rss" "$b_rss")" 1.2
-			echo
-		done
-	done
+	reader_rows "$PERF" fp 1.05 1.2 "${gen[@]}"
 fi
 
 if [[ 3 =~ $ONLY ]]; then
