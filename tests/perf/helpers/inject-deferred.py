@@ -37,8 +37,12 @@ rewrites its data section and writes a new file with:
         --record-delay NS record time = last sample time + NS (default 0)
         --record-cpu-shift K  the record was written on CPU (cpu + K) % ncpus
         --late-every N    every Nth record is written 1us before the last
-                          sample of its entry (a late sample); not where
-                          --drop-every drops the record
+                          sample of its entry (a late sample; less where
+                          the entry's other samples or the thread's record
+                          before are closer); not where --drop-every drops
+                          the record.  A thread's records keep the order of
+                          its entries, each before the next entry's first
+                          sample, as the kernel writes them
         --dup-every N     every Nth record gets a duplicate copy
         --drop-every N    every Nth record is dropped, with --lost a
                           PERF_RECORD_LOST takes its place
@@ -280,6 +284,19 @@ def defer_mode(a, records, st, attrs):
             bad_all = kind
         else:
             bad[int(n)] = kind
+    # A thread's kernel entries follow one another: an entry's record is
+    # written at its return to user space, after the record of the entry
+    # before and before the next entry's first sample, as the kernel does.
+    next_first = {}     # group index -> first sample time of the tid's next
+    prev_group = {}     # group index -> the tid's group before
+    seen = {}
+    for gi, g in enumerate(groups):
+        tid = parsed[g['samples'][0]][0]['tid']
+        if tid in seen:
+            next_first[seen[tid]] = parsed[g['samples'][0]][0]['time']
+            prev_group[gi] = seen[tid]
+        seen[tid] = gi
+    rec_time = {}       # group index -> its record's time
     nth_sample = 0
     before, after = {}, {}      # record index -> records to put there
     for gi, g in enumerate(groups):
@@ -289,6 +306,8 @@ def defer_mode(a, records, st, attrs):
         first, lastidx = min(g['samples']), max(g['samples'])
         v = dict(parsed[tlast][0])
         v['time'] = v['time'] + a.record_delay
+        if gi in next_first and v['time'] >= next_first[gi]:
+            v['time'] = max(next_first[gi] - 1, parsed[tlast][0]['time'])
         late = False
         # written at the return to user space, before a later exec
         for ei, et in execs.get(v['tid'], []):
@@ -299,10 +318,17 @@ def defer_mode(a, records, st, attrs):
         # late only where the record is written: a lost record's notice
         # 1us before an entry's only sample cannot be told from a loss that
         # is not this entry's, so the engine would rightly say 'task exited'
-        if a.late_every and k % a.late_every == 0 and not dropped:
-            # an NMI on the way out: the last sample comes 1us after the record
-            v['time'] = parsed[tlast][0]['time'] - 1000
+        # after the entry's other samples and the record of the entry before
+        tlast_time = parsed[tlast][0]['time']
+        bound = max([parsed[i][0]['time'] for i in g['samples'][:-1]] +
+                    [rec_time.get(prev_group.get(gi), 0)])
+        if (a.late_every and k % a.late_every == 0 and not dropped and
+                tlast_time - bound >= 2):
+            # an NMI on the way out: the last sample comes (up to) 1us
+            # after the record
+            v['time'] = tlast_time - min(1000, (tlast_time - bound) // 2)
             late = True
+        rec_time[gi] = v['time']
         cpu = v.get('cpu', 0)
         if a.record_cpu_shift and 'cpu' in v:
             v['cpu'] = (cpu + a.record_cpu_shift) % max(ncpus, 2)
