@@ -347,8 +347,16 @@ def e2e(ref_path, out_path, truth_path):
             bad_stitched.append(key)
     check('every truth sample in both outputs', not missing, '%d missing, e.g. %s' %
           (len(missing), missing[:2]))
+    # the first one in full: a failure seen once in CI must say what it was
+    detail = ''
+    if bad_stitched:
+        k = bad_stitched[0]
+        t = next(t for t in tsamples if (t['tid'], t['time'], t['event']) == k)
+        detail = '; %s: truth %s; recording %s; shown %s' % (
+            k, {x: t[x] for x in sorted(t) if x not in ('tid', 'time', 'event')},
+            ' | '.join(ref[k]), ' | '.join(out[k]))
     check('stitched samples show the recording\'s callchain', not bad_stitched,
-          '%d of %d differ, e.g. %s' % (len(bad_stitched), stitched, bad_stitched[:2]))
+          '%d of %d differ, e.g. %s%s' % (len(bad_stitched), stitched, bad_stitched[:2], detail))
     check('samples not deferred unchanged', not bad_plain, 'e.g. %s' % bad_plain[:2])
     check('orphans: a pseudo-frame after their kernel frames', not bad_orphan,
           'e.g. %s' % bad_orphan[:2])

@@ -23,6 +23,7 @@
 #include <unwind-cookie/cookie.h>
 #include <unwind-cookie/stitcher.h>
 #include "callchain.h"
+#include "comm.h"
 #include "debug.h"
 #include "dso.h"
 #include "event.h"
@@ -30,6 +31,7 @@
 #include "header.h"
 #include "evlist.h"
 #include "evsel.h"
+#include "machine.h"
 #include "map.h"
 #include "session.h"
 #include "symbol.h"
@@ -85,6 +87,25 @@ struct deferred_callchain {
 	struct unwind_stitcher		*st;
 	bool				stitch;
 	bool				st_failed;
+	/*
+	 * Where events go when they leave: perf_session__deliver_parsed_event()
+	 * (NULL), or perf top's own delivery.
+	 */
+	deferred_callchain_deliver_fn	deliver;
+	void				*deliver_ctx;
+	/* the engine's settings: the tool's, or perf top's */
+	u64				window;
+	u64				max_bytes;
+	bool				sorted;
+	/* the tool has its own callchain_deferred callback: records go on */
+	bool				pass_records;
+	/* samples the engine took, and handed back stitched or orphaned */
+	u64				nr_engine_samples;
+	u64				nr_stitched;
+	u64				nr_orphans;
+	/* perf top's header: the counts at its last refresh */
+	u64				shown_stitched;
+	u64				shown_orphans;
 	enum unwind_cookie_layout	layout;
 	/* items fed to the engine and not yet handed back */
 	u64				outstanding;
@@ -438,6 +459,42 @@ static int deferred__stitch(struct deferred_callchain *dc, struct perf_sample *s
 	return 0;
 }
 
+/* An event leaves: to the tool, or to perf top */
+static int deferred__pass(struct deferred_callchain *dc, union perf_event *event,
+			  struct perf_sample *sample, u64 file_offset, const char *file_path)
+{
+	if (dc->deliver)
+		return dc->deliver(dc->deliver_ctx, event, sample);
+	return perf_session__deliver_parsed_event(dc->session, event, sample, file_offset,
+						  file_path);
+}
+
+/*
+ * perf top resolves a sample's frames against the thread's maps when the
+ * sample leaves, seconds after it was taken: if the thread exec'd since,
+ * they are the new program's, and the user part of the old one cannot be
+ * resolved.  Said as the exec orphan it is, not shown with wrong symbols.
+ * (Reading a file, events leave in their order: the maps are those of the
+ * sample's time.)
+ */
+static bool deferred__exec_since(struct deferred_callchain *dc, const struct perf_sample *sample)
+{
+	struct thread *thread;
+	struct comm *comm;
+	bool exec = false;
+
+	if (!dc->deliver)
+		return false;
+	thread = machine__find_thread(&dc->session->machines.host, sample->pid, sample->tid);
+	if (!thread)
+		return false;
+	comm = thread__exec_comm(thread);
+	if (comm && comm->exec && comm->start > sample->time)
+		exec = true;
+	thread__put(thread);
+	return exec;
+}
+
 /* The engine hands an item back: deliver it as if it had not been held. */
 static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sample *s)
 {
@@ -457,6 +514,13 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 
 	switch (s->status) {
 	case UNWIND_STITCH_STITCHED:
+		if (deferred__exec_since(dc, &sample)) {
+			deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__ORPHAN);
+			dc->info.reason = UNWIND_ORPHAN_EXEC;
+			sample.deferred = &dc->info;
+			dc->nr_orphans++;
+			break;
+		}
 		err = deferred__stitch(dc, &sample, s);
 		if (err)
 			goto out_err;
@@ -466,8 +530,10 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		dc->info.record_time = s->record_time;
 		dc->info.late = s->late;
 		sample.deferred = &dc->info;
+		dc->nr_stitched++;
 		break;
 	case UNWIND_STITCH_ORPHAN:
+		dc->nr_orphans++;
 		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__ORPHAN);
 		dc->info.reason = s->reason;
 		sample.deferred = &dc->info;
@@ -478,8 +544,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		break;
 	}
 
-	err = perf_session__deliver_parsed_event(dc->session, item->event, &sample,
-						 item->file_offset, item->file_path);
+	err = deferred__pass(dc, item->event, &sample, item->file_offset, item->file_path);
 out_err:
 	perf_sample__exit(&sample);
 	if (err)
@@ -560,15 +625,16 @@ static struct evsel *deferred__untimed_source(struct evlist *evlist)
 static bool deferred__start(struct deferred_callchain *dc)
 {
 	struct perf_session *session = dc->session;
-	const struct perf_tool *tool = session->tool;
 	struct unwind_stitcher_opts opts = {
 		.sz			= sizeof(opts),
 		.deliver		= deferred__deliver_held,
 		.ctx			= dc,
-		.order			= UNWIND_STITCHER_ORDER_INPUT,
-		.window			= tool->deferred_stitch_window,
-		.max_pending_bytes	= tool->deferred_stitch_max_bytes,
+		.order			= dc->deliver ? UNWIND_STITCHER_ORDER_RESOLVED :
+						    UNWIND_STITCHER_ORDER_INPUT,
+		.window			= dc->window,
+		.max_pending_bytes	= dc->max_bytes,
 		.layout			= dc->layout,
+		.sorted			= dc->sorted,
 	};
 	struct evsel *untimed;
 
@@ -589,21 +655,11 @@ static bool deferred__start(struct deferred_callchain *dc)
 			   evsel__name(untimed));
 		goto fail;
 	}
-	/*
-	 * Behind ordered_events the input is in time order: a record settles
-	 * its samples when it comes.  The window is the engine's default in
-	 * every reading mode, so that all give the same answer: it bounds how
-	 * long after its record a late sample joins it, and a task preempted
-	 * on its way back to user space after the unwind can take more than
-	 * 100ms (seen on 7.2).
-	 */
-	if (tool->ordered_events)
-		opts.sorted = true;
 	/* only printing by default; perf's own output routes it */
 	libunwind_cookie_set_print(deferred__print);
 	dc->st = unwind_stitcher__new(&opts);
 	/* in file order, nothing is older than the rounds seen so far allow */
-	if (dc->st && !tool->ordered_events)
+	if (dc->st && !dc->sorted && !dc->deliver)
 		unwind_stitcher__horizon(dc->st, dc->horizon);
 	if (dc->st)
 		return true;
@@ -648,9 +704,9 @@ static int deferred__forward(struct deferred_callchain *dc, union perf_event *ev
 	u64 time;
 	int err;
 
-	if (!dc->outstanding)
-		return perf_session__deliver_parsed_event(dc->session, event, sample,
-							  file_offset, file_path);
+	/* perf top: only deferred samples wait, see deferred_callchain__live_init() */
+	if (!dc->outstanding || dc->deliver)
+		return deferred__pass(dc, event, sample, file_offset, file_path);
 
 	item = deferred__hold(dc, event, file_offset, file_path, &bytes);
 	if (!item)
@@ -709,8 +765,7 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		deferred__invalid_sample(dc->session, event, chain, file_offset);
 		/* -D shows every event as it is in the file */
 		if (dump_trace)
-			return perf_session__deliver_parsed_event(dc->session, event, sample,
-								  file_offset, file_path);
+			return deferred__pass(dc, event, sample, file_offset, file_path);
 		return 0;
 	}
 
@@ -737,18 +792,15 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		.payload_bytes	= bytes,
 	};
 	dc->outstanding++;
+	dc->nr_engine_samples++;
 	err = unwind_stitcher__add_sample(dc->st, &in);
 	if (err) {
 		/* not taken: never handed back */
 		dc->outstanding--;
+		dc->nr_engine_samples--;
 		free(item);
 	}
 	return deferred__result(dc, err);
-}
-
-static bool deferred__tool_wants_records(const struct perf_tool *tool)
-{
-	return tool->callchain_deferred != process_event_sample_stub;
 }
 
 static int deferred__record(struct deferred_callchain *dc, union perf_event *event,
@@ -770,8 +822,7 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 		}
 		/* -D shows every event as it is in the file */
 		if (dump_trace)
-			return perf_session__deliver_parsed_event(dc->session, event, sample,
-								  file_offset, file_path);
+			return deferred__pass(dc, event, sample, file_offset, file_path);
 		return 0;
 	}
 
@@ -799,16 +850,14 @@ static int deferred__record(struct deferred_callchain *dc, union perf_event *eve
 			 file_offset, event->header.size);
 		err = 0;
 	}
-	if (err || !deferred__tool_wants_records(dc->session->tool))
+	if (err || !dc->pass_records)
 		return deferred__result(dc, err);
 	return deferred__forward(dc, event, sample, file_offset, file_path);
 }
 
-int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
-				struct perf_sample *sample, u64 file_offset,
-				const char *file_path)
+static int deferred__feed(struct deferred_callchain *dc, union perf_event *event,
+			  struct perf_sample *sample, u64 file_offset, const char *file_path)
 {
-	struct deferred_callchain *dc = session->deferred;
 	u64 time = deferred__time(dc, sample);
 	int err = 0;
 
@@ -844,6 +893,13 @@ int deferred_callchain__deliver(struct perf_session *session, union perf_event *
 	return deferred__forward(dc, event, sample, file_offset, file_path);
 }
 
+int deferred_callchain__deliver(struct perf_session *session, union perf_event *event,
+				struct perf_sample *sample, u64 file_offset,
+				const char *file_path)
+{
+	return deferred__feed(session->deferred, event, sample, file_offset, file_path);
+}
+
 void deferred_callchain__session_init(struct perf_session *session)
 {
 	struct deferred_callchain *dc;
@@ -867,7 +923,91 @@ void deferred_callchain__session_init(struct perf_session *session)
 	dc->layout = deferred__layout(session);
 	/* -D shows the events as they are in the file */
 	dc->stitch = session->tool->merge_deferred_callchains && !dump_trace;
+	/*
+	 * Behind ordered_events the input is in time order: a record settles
+	 * its samples when it comes.  The window is the engine's default in
+	 * every reading mode, so that all give the same answer: it bounds how
+	 * long after its record a late sample joins it, and a task preempted
+	 * on its way back to user space after the unwind can take more than
+	 * 100ms (seen on 7.2).
+	 */
+	dc->sorted = session->tool->ordered_events;
+	dc->window = session->tool->deferred_stitch_window;
+	dc->max_bytes = session->tool->deferred_stitch_max_bytes;
+	dc->pass_records = session->tool->callchain_deferred != process_event_sample_stub;
 	session->deferred = dc;
+}
+
+/*
+ * perf top reads the ring buffers through two ordered_events queues taking
+ * turns: each is flushed whole, sorted, but the next may hold events older
+ * than the last one delivered (they waited longer in their buffer).  So the
+ * engine takes its input as not sorted: the window bounds that disorder,
+ * and a deferred sample leaves a window after its record came.  Only the
+ * deferred samples wait (UNWIND_STITCHER_ORDER_RESOLVED): a histogram does
+ * not need the order of a file, and one thread blocked in a system call
+ * must not stop the screen until it wakes up.
+ */
+int deferred_callchain__live_init(struct perf_session *session, u64 window, u64 max_bytes,
+				  deferred_callchain_deliver_fn deliver, void *ctx)
+{
+	struct deferred_callchain *dc = zalloc(sizeof(*dc));
+
+	if (!dc)
+		return -ENOMEM;
+	dc->session = session;
+	dc->layout = deferred__layout(session);
+	dc->stitch = true;
+	dc->window = window;
+	dc->max_bytes = max_bytes;
+	dc->deliver = deliver;
+	dc->deliver_ctx = ctx;
+	session->deferred = dc;
+	session->deferred_checked = true;
+	return 0;
+}
+
+/*
+ * The session checked a record's nr against its size before queueing it
+ * (perf_event__callchain_deferred_valid()); perf top reads the ring buffer
+ * itself.
+ */
+static bool deferred__record_fits(const union perf_event *event)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	size_t fixed = sizeof(*cd);
+
+	return event->header.size >= fixed &&
+	       cd->nr <= (event->header.size - fixed) / sizeof(u64);
+}
+
+int deferred_callchain__feed(struct perf_session *session, union perf_event *event,
+			     struct perf_sample *sample)
+{
+	struct deferred_callchain *dc = session->deferred;
+
+	if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
+	    !deferred__record_fits(event)) {
+		evlist__stats(dc->session->evlist)->nr_invalid_callchain_deferred++;
+		return 0;
+	}
+	return deferred__feed(dc, event, sample, 0, NULL);
+}
+
+size_t deferred_callchain__snprintf_live(struct perf_session *session, char *bf, size_t size)
+{
+	struct deferred_callchain *dc = session->deferred;
+	u64 stitched = dc->nr_stitched, orphans = dc->nr_orphans;
+	u64 waiting = dc->nr_engine_samples - stitched - orphans;
+	int ret;
+
+	ret = scnprintf(bf, size, " deferred: %" PRIu64 " waiting, stitched: %" PRIu64
+			"/%" PRIu64 " orphans: %" PRIu64 "/%" PRIu64,
+			waiting, stitched - dc->shown_stitched, stitched,
+			orphans - dc->shown_orphans, orphans);
+	dc->shown_stitched = stitched;
+	dc->shown_orphans = orphans;
+	return ret;
 }
 
 /*
@@ -883,7 +1023,7 @@ int deferred_callchain__finished_round(struct perf_session *session)
 {
 	struct deferred_callchain *dc = session->deferred;
 
-	if (!dc || session->tool->ordered_events)
+	if (!dc || dc->sorted)
 		return 0;
 	dc->horizon = dc->round_clock;
 	dc->round_clock = dc->clock;

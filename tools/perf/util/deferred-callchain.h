@@ -112,6 +112,28 @@ int deferred_callchain__deliver(struct perf_session *session, union perf_event *
  * are known (pipe mode): when an event has callchains.
  */
 void deferred_callchain__session_init(struct perf_session *session);
+/*
+ * perf top: its event loop does not go through the session's delivery.
+ * deferred_callchain__live_init() gives @session a stitcher whose events
+ * leave through @deliver (with @ctx) instead of the tool; feed every event
+ * parsed with deferred_callchain__feed().  A sample whose user callchain
+ * was deferred comes back about @window (0: the default, 1s) after its
+ * record, stitched, or as an orphan with its reason (exec also when the
+ * thread exec'd before it could be shown: its maps are the new
+ * program's); every other event goes through at once.
+ */
+typedef int (*deferred_callchain_deliver_fn)(void *ctx, union perf_event *event,
+					     struct perf_sample *sample);
+int deferred_callchain__live_init(struct perf_session *session, u64 window, u64 max_bytes,
+				  deferred_callchain_deliver_fn deliver, void *ctx);
+int deferred_callchain__feed(struct perf_session *session, union perf_event *event,
+			     struct perf_sample *sample);
+/*
+ * For perf top's header: " deferred: N waiting, stitched: N/N orphans:
+ * N/N", samples held for their record now, then as many as since the
+ * last call / in all.
+ */
+size_t deferred_callchain__snprintf_live(struct perf_session *session, char *bf, size_t size);
 /* A PERF_RECORD_FINISHED_ROUND: in file order, bounds how old what follows is. */
 int deferred_callchain__finished_round(struct perf_session *session);
 /* End of the stream: hand every held event to the tool. */
