@@ -41,7 +41,7 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
 	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
-	imagemagick qemu-system-x86 busybox-static python3-zstandard asciidoc xmlto man-db
+	imagemagick qemu-system-x86 busybox-static tmux python3-zstandard asciidoc xmlto man-db
 
 # tests/perf's suites as perf shell tests of build/perf (perf test list
 # 'deferred suite'); not part of make install
@@ -226,6 +226,7 @@ vm-workloads: $(VM_WORKLOADS)
 
 vm-record: deps
 	$(PERF_MAKE)
+	$(PERF_MAKE) perf-asan
 	$(MAKE) vm-workloads
 	VM_DIR=$(VM_DIR) tests/vm/vm-record.sh
 

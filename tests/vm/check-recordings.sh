@@ -79,6 +79,18 @@ if [ -x "$UPSTREAM_PERF" ]; then
 else
 	echo "SKIP - pristine perf 7.2: no $UPSTREAM_PERF (make perf-upstream)"
 fi
+# perf top --call-graph=deferred, live in the guest: against perf report
+# of the same workload, and under ASan (tests/vm/check-top.py)
+if [ -f "$dir/TOPS" ]; then
+	PERF=$PERF "$PY" "$here/check-top.py" "$dir" > "$out/top.txt" 2>&1
+	cat "$out/top.txt"
+	pass=$((pass + $(grep -c '^ok   - ' "$out/top.txt")))
+	fail=$((fail + $(grep -c '^FAIL - ' "$out/top.txt")))
+	grep -q -e '^ok   - ' -e '^FAIL - ' "$out/top.txt" || fail=$((fail + 1))
+else
+	echo "FAIL - perf top: no $dir/TOPS (guest-record.sh runs it)"
+	fail=$((fail + 1))
+fi
 cat <<HDR
 
 What each recording holds (oracle.py features): deferred samples, those

@@ -15,7 +15,12 @@
 #             guest, which are the host's)
 #   COUNTS    file name, samples, CALLCHAIN_DEFERRED records, seconds
 # Each recording must hold CALLCHAIN_DEFERRED records (perf report --stats
-# in the guest); the status is 0 when all do, 1 otherwise.
+# in the guest); the status is 0 when all do, 1 otherwise.  The check set
+# ends with perf top --call-graph=deferred live (top_check_set): --stdio
+# runs, the TUI in tmux and an ASan run, in OUT/top/ and listed in
+# OUT/TOPS, each beside a recording of the same workload
+# (tests/vm/check-top.py compares them).  SET: check (default), bench
+# (make bench's), top (only the perf top runs).
 #
 # bash, for its builtins: starting a process costs 1-2 s in the guest
 # (TCG on a shared 2-core host), so the script starts few.
@@ -66,6 +71,13 @@ say "kernel $kver, $ncpu CPUs, perf_event_paranoid $paranoid"
 	printf 'date: %(%Y-%m-%d %H:%M:%S UTC)T\n' -1
 } > "$OUT/guest-info.txt"
 cp /proc/kallsyms "$OUT/kallsyms"
+# Every perf session on a task turns the kernel's perf_sched_events static
+# key on and, once closed, off again: code patching that multi-threaded
+# TCG sometimes gets wrong (an Oops on an int3 left in __schedule, seen in
+# 2 of 4 boots running the perf top set).  One counter bound to a task for
+# the whole run keeps the key on.
+"$PERF" stat -e task-clock -o /dev/null -- sleep 100000 > /dev/null 2>&1 &
+keeper=$!
 say "setup done"
 
 fail=0
@@ -133,6 +145,143 @@ record() {
 	rm -f "$TMP/$name"
 }
 
+# top_rss PID FILE: while timeout PID runs perf top, its resident memory
+# every 2 s in FILE ("seconds KiB" lines); the status of timeout
+top_rss() {
+	local tpid=$1 file=$2 t0=$EPOCHREALTIME ppid k v
+	: > "$file"
+	while kill -0 "$tpid" 2> /dev/null; do
+		read -r -t 2 -u 7
+		ppid=
+		read -r ppid _ 2> /dev/null < "/proc/$tpid/task/$tpid/children"
+		[ -n "$ppid" ] || continue
+		while read -r k v _; do
+			[ "$k" = VmRSS: ] && echo "$(since "$t0") $v" >> "$file"
+		done 2> /dev/null < "/proc/$ppid/status"
+	done
+	wait "$tpid"
+}
+
+# start_workload NAME WORKLOAD...: in the background, its output in
+# OUT/top/NAME.workload.log, its pid in $pid once it has exec'd (or 5 s)
+# and half a second more to start its threads
+start_workload() {
+	local name=$1 n
+	shift
+	"$@" > "$OUT/top/$name.workload.log" 2>&1 &
+	pid=$!
+	for n in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(readlink "/proc/$pid/exe")" != "$(readlink /proc/$$/exe)" ] && break
+		read -r -t 0.5 -u 7
+	done
+	read -r -t 0.5 -u 7
+}
+
+# top_live NAME PERF SECONDS "TOP OPTIONS" WORKLOAD...: perf top --stdio
+# (PERF: build/perf or build/perf-asan) on the workload's process and its
+# children for SECONDS, stopped by SIGINT as a user stops it; its screens
+# in OUT/top/NAME.top, its stderr in OUT/top/NAME.err, a line in OUT/TOPS
+# (name, perf top command line, workload command line, perf top's exit
+# status: 0 when it stopped at the signal), its resident memory every 2 s
+# in OUT/top/NAME.rss.  perf top attaches once the
+# workload has exec'd, half a second later.  Its stdin is a FIFO open for
+# reading and writing (fd 7), silent and never at its end (at the end of
+# its input --stdio's key loop spins); the environment sizes its screens.
+top_live() {
+	local name=$1 perf=$2 secs=$3 topts=$4 pid rc
+	shift 4
+	start_workload "$name" "$@"
+	# shellcheck disable=SC2086
+	COLUMNS=300 LINES=400 timeout --preserve-status -s INT "$secs" \
+		"$perf" top --stdio $topts -p "$pid" <&7 \
+		> "$OUT/top/$name.top" 2> "$OUT/top/$name.err" &
+	top_rss "$!" "$OUT/top/$name.rss"
+	rc=$?
+	wait "$pid"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$perf top --stdio $topts -p PID" "$(quote "$@")" "$rc" \
+		>> "$OUT/TOPS"
+	say "top  $name: perf top exited $rc after ${secs}s"
+}
+
+# top_tui NAME SECONDS WORKLOAD...: perf top's TUI with deferred
+# callchains in a tmux of 200x50 on the workload for SECONDS, callchains
+# expanded ('E'): the pane as text in OUT/top/NAME.tui (tmux's socket in
+# /run: one on virtiofs does not work)
+top_tui() {
+	local name=$1 secs=$2 pid tmux=(tmux -S "$TMP/tmux.sock")
+	shift 2
+	start_workload "$name" "$@"
+	TERM=xterm-256color "${tmux[@]}" new-session -d -x 200 -y 50 \
+		"$PERF top --call-graph=deferred,callee $TOP_OPTS -p $pid 2> $OUT/top/$name.err"
+	read -r -t "$((secs - 1))" -u 7
+	"${tmux[@]}" send-keys E
+	read -r -t 1 -u 7
+	"${tmux[@]}" capture-pane -p > "$OUT/top/$name.tui"
+	"${tmux[@]}" send-keys q
+	read -r -t 1 -u 7
+	"${tmux[@]}" kill-server 2> /dev/null
+	wait "$pid"
+	printf '%s\t%s\t%s\t%s\n' "$name" "$PERF top --call-graph=deferred,callee $TOP_OPTS -p PID (TUI)" \
+		"$(quote "$@")" tui >> "$OUT/TOPS"
+	say "top  $name: TUI captured ($(wc -l < "$OUT/top/$name.tui") lines)"
+}
+
+# top_system NAME PERF SECONDS DELAY "TOP OPTIONS" WORKLOAD...: perf top
+# --stdio -a for SECONDS, the workload started DELAY seconds after it (once
+# perf top has started), the rest as top_live
+top_system() {
+	local name=$1 perf=$2 secs=$3 delay=$4 topts=$5 pid rc
+	shift 5
+	# shellcheck disable=SC2086
+	COLUMNS=300 LINES=400 timeout --preserve-status -s INT "$secs" \
+		"$perf" top --stdio $topts -a <&7 > "$OUT/top/$name.top" 2> "$OUT/top/$name.err" &
+	pid=$!
+	read -r -t "$delay" -u 7
+	"$@" > "$OUT/top/$name.workload.log" 2>&1
+	wait "$pid"
+	rc=$?
+	printf '%s\t%s\t%s\t%s\n' "$name" "$perf top --stdio $topts -a" "$(quote "$@")" "$rc" \
+		>> "$OUT/TOPS"
+	say "top  $name: perf top exited $rc after ${secs}s"
+}
+
+# perf top --call-graph=deferred, live, on the workloads of the check set;
+# tests/vm/check-top.sh compares each with perf report of the recording
+# named after it (perf record of the same workload with the same
+# options), and the ASan run with no report at all
+top_check_set() {
+	# perf top takes 10-25 s to start in the guest (TCG): /proc/kallsyms,
+	# the threads of the system, the symbols; a SIGINT before it has
+	# started kills it
+	# -z: each screen the samples of its own interval, as perf report's
+	# percentages (without it perf top decays every entry on its own); the
+	# workloads niced and a modest rate so that perf top keeps up in TCG
+	local s=45 t=50 o="-F 250 -d 3 -z --proc-map-timeout 10000"
+
+	mkdir -p "$OUT/top"
+	mkfifo "$TMP/top.stdin" && exec 7<> "$TMP/top.stdin" || { fail=1; return; }
+	printf '# name\tperf top command line\tworkload command line\texit status\n' > "$OUT/TOPS"
+	top_live top-threads "$PERF" $s "--call-graph=deferred,callee $o -E 60" \
+		nice -n 19 "$BIN/threads" 2 $t
+	record top-threads.data "--call-graph=deferred -F 250" "$BIN/threads" 2 8
+	top_live top-fp-threads "$PERF" $s "--call-graph=fp,callee $o -E 60" \
+		nice -n 19 "$BIN/threads" 2 $t
+	top_live top-fpdefer-blocker "$PERF" $s "--call-graph=fp,defer,callee $o -E 60" \
+		nice -n 19 "$BIN/blocker" 11
+	record top-fpdefer-blocker.data "--call-graph=fp,defer -F 250" "$BIN/blocker" 2
+	TOP_OPTS=$o top_tui top-tui $s nice -n 19 "$BIN/threads" 2 $t
+	# fork/exit and exec churn under ASan and UBSan: every report is an error
+	if [ -x "$repo/build/perf-asan" ]; then
+		ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1 \
+			top_system top-asan-churn "$repo/build/perf-asan" 60 30 \
+			"--call-graph=deferred $o" sh "$W/mix.sh" "$BIN" 20
+	else
+		say "no $repo/build/perf-asan: no ASan run of perf top"
+	fi
+	exec 7<&-
+	rm -f "$TMP/top.stdin"
+}
+
 record_check_set() {
 	# 16 threads: system calls and compute, both callchain spellings
 	record threads-deferred.data "--call-graph=deferred --sample-cpu -N -F 1000" \
@@ -171,6 +320,7 @@ record_check_set() {
 	# pipe output saved to a file
 	record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
 		"$BIN/blocker" 0.75
+	top_check_set
 }
 
 # make bench: what upstream's merge walks (every waiting sample for every
@@ -190,9 +340,11 @@ record_bench_set() {
 case $SET in
 check) record_check_set ;;
 bench) record_bench_set ;;
-*) say "unknown set '$SET' (check, bench)"; exit 1 ;;
+top) top_check_set ;;
+*) say "unknown set '$SET' (check, bench, top)"; exit 1 ;;
 esac
 
+kill "$keeper" 2> /dev/null
 if [ $fail -eq 0 ]; then
 	say "PASS"
 else

@@ -16,7 +16,7 @@
 #
 # Variables: VM_DIR (build/vm), VMLINUZ ($VM_DIR/kernel/vmlinuz), INITRD
 # ($VM_DIR/initramfs.cpio.gz), VM_SMP (4), VM_MEM (4G), VM_TIMEOUT (seconds
-# for each boot, 600), VM_BOOT_TIMEOUT (seconds until CMD starts, 90; a boot
+# for each boot, 900), VM_BOOT_TIMEOUT (seconds until CMD starts, 90; a boot
 # takes 10-40 s), VM_BOOT_TRIES (boots when the kernel dies or hangs before
 # CMD starts, or dies of the TCG int3 fault while it runs, 3),
 # QEMU (qemu-system-x86_64), VIRTIOFSD (/usr/lib/qemu/virtiofsd),
@@ -30,7 +30,7 @@ VMLINUZ=${VMLINUZ:-$VM_DIR/kernel/vmlinuz}
 INITRD=${INITRD:-$VM_DIR/initramfs.cpio.gz}
 VM_SMP=${VM_SMP:-4}
 VM_MEM=${VM_MEM:-4G}
-VM_TIMEOUT=${VM_TIMEOUT:-600}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-90}
 VM_BOOT_TRIES=${VM_BOOT_TRIES:-3}
 QEMU=${QEMU:-qemu-system-x86_64}
