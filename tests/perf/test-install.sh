@@ -40,13 +40,15 @@ MANPAGER=cat PAGER=cat MANWIDTH=100 MANPATH=$prefix/share/man man perf-stitch > 
 check "man perf-stitch: our page" has man.out 'perf-stitch - '
 check "man perf-stitch: the export formats" has man.out 'speedscope'
 for page in record:'call-graph.*deferred' report:'merge-callchains' \
-	    script:'show-deferred-events' data:'to-folded'; do
+	    script:'show-deferred-events' data:'to-folded' top:'stitch-window'; do
 	cmd=${page%%:*} re=${page#*:}
 	MANPAGER=cat PAGER=cat MANWIDTH=200 MANPATH=$prefix/share/man man "perf-$cmd" > "man-$cmd.out" 2> /dev/null
 	check "man perf-$cmd: the deferred text ($re)" has "man-$cmd.out" "$re"
 done
 MANPAGER=cat PAGER=cat MANWIDTH=200 MANPATH=$prefix/share/man man perf-script > man-script.out 2> /dev/null
 check "man perf-script: DEFERRED USER CALLCHAINS" has man-script.out 'DEFERRED USER CALLCHAINS'
+check "man perf-top: DEFERRED USER CALLCHAINS, with perf top's part" \
+	eval "grep -q 'DEFERRED USER CALLCHAINS' man-top.out && tr -s ' \n' '  ' < man-top.out | grep -q 'stitches as it goes'"
 
 # a script from the prefix on a deferred recording of the corpus
 data=$top/tests/corpus/real-7.2/forker-c.data

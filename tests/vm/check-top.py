@@ -23,9 +23,9 @@ frames first, then the user frames stitched under them):
     last full screen (perf top runs with -z: a screen shows its own
     interval, as perf report's percentages; without it perf top decays
     every entry on its own);
-  - stitched user frames under kernel ones: perf top shows callchains
-    where workload frames follow kernel frames, and every such workload
-    frame is one perf report shows under kernel frames too.
+  - stitched user frames under kernel ones: perf top's screens show
+    callchains where workload frames follow kernel frames, and every such
+    workload frame is one perf report shows under kernel frames too.
 
 A frame pointer peer (top-fp-NAME: perf top -g of the same workload) is
 held to the same report, of top-NAME.data.  The TUI's pane (status
@@ -202,7 +202,10 @@ def compare(d, name, ref_name, workload, top_text, perf, kernel, hottest, peer=F
           any(c >= 20 for c in r_fn.values()) and not miss_t and not miss_r,
           'under 10%% in perf top: %s, under 10%% in perf report: %s' % (miss_t, miss_r))
     functions = set(t_fn) | set(r_fn)
-    t_st = stitched_under_kernel(top_entries, kernel, functions)
+    # in any full screen: a short interval may have few kernel samples
+    t_st = set()
+    for scr in screens[:-1] if len(screens) > 2 else screens:
+        t_st |= stitched_under_kernel(parse_hists(scr), kernel, functions)
     r_st = stitched_under_kernel(rep_entries, kernel, functions)
     check('%s: stitched user frames under kernel ones (%s)' % (name, ', '.join(sorted(t_st))),
           t_st and t_st <= r_st,

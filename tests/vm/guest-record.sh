@@ -261,12 +261,12 @@ top_check_set() {
 	mkdir -p "$OUT/top"
 	mkfifo "$TMP/top.stdin" && exec 7<> "$TMP/top.stdin" || { fail=1; return; }
 	printf '# name\tperf top command line\tworkload command line\texit status\n' > "$OUT/TOPS"
-	top_live top-threads "$PERF" $s "--call-graph=deferred,callee $o -E 60" \
+	top_live top-threads "$PERF" $s "--call-graph=deferred,callee $o -E 400" \
 		nice -n 19 "$BIN/threads" 2 $t
 	record top-threads.data "--call-graph=deferred -F 250" "$BIN/threads" 2 8
-	top_live top-fp-threads "$PERF" $s "--call-graph=fp,callee $o -E 60" \
+	top_live top-fp-threads "$PERF" $s "--call-graph=fp,callee $o -E 400" \
 		nice -n 19 "$BIN/threads" 2 $t
-	top_live top-fpdefer-blocker "$PERF" $s "--call-graph=fp,defer,callee $o -E 60" \
+	top_live top-fpdefer-blocker "$PERF" $s "--call-graph=fp,defer,callee $o -E 400" \
 		nice -n 19 "$BIN/blocker" 11
 	record top-fpdefer-blocker.data "--call-graph=fp,defer -F 250" "$BIN/blocker" 2
 	TOP_OPTS=$o top_tui top-tui $s nice -n 19 "$BIN/threads" 2 $t
