@@ -271,6 +271,8 @@ check "(b) comm with spaces: V8_WorkerThread" has b.folded '^V8_WorkerThread;'
 check "(b) --tid: comm-PID/TID" has b-all.folded '^V8_WorkerThread-1000/1001;'
 check "(b) no symbol: [dso file name]" has b.folded ';\[libgone\.so\.1\];'
 check "(b) no map: [unknown]" has b.folded ';\[unknown\];'
+check "(b) a library mapped over another: the same chain, now its frames" \
+	has b-n.folded '^V8_WorkerThread;main;\[unknown\];\[libnew\.so\.2\];leaf;'
 check "(b) kernel address without a map: no _[k]" has b-all.folded ';\[unknown\];schedule_\[k\] '
 check "(b) kernel thread: kernel part only, no separator" \
 	has b-all.folded '^kworker/1:2-77/77;ret_from_fork_\[k\];kthread_\[k\];worker_thread_\[k\];process_one_work_\[k\] 1$'
@@ -309,7 +311,7 @@ check "(b) speedscope: the default = --event cpu-clock (page-faults, without cal
 	same b-spd.json b-sp.json
 "$PPROF" -tags -sample_index=samples b-pp.pb.gz > b-pp.tags 2> /dev/null
 check "(b) pprof: the comm label is the sample's (a thread renaming itself: both comms)" \
-	eval "has b-pp.tags '^ +1(\.0)? \([0-9.]+%\): io worker$' && has b-pp.tags '^ +8(\.0)? \([0-9.]+%\): V8 WorkerThread$'"
+	eval "has b-pp.tags '^ +1(\.0)? \( *[0-9.]+%\): io worker$' && has b-pp.tags '^ +9(\.0)? \( *[0-9.]+%\): V8 WorkerThread$'"
 
 # ------------------------------------------------------------ (c) fixed periods
 # perf record -c N, or an event's period=N term: the samples carry no

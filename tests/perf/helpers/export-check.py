@@ -73,6 +73,12 @@ def gen(workload, out):
     # the other event: left out by default, exported with --event
     s.sample(s.worker, 520, 1, sc.K_SYSCALL, sc.U_WORKER, C(1, 5), event=1)
     s.record(s.worker, 530, 1, C(1, 5), sc.U_WORKER)
+    # another library mapped over libgone.so.1: the same chain in the same
+    # process (maps shared by its threads) now resolves to the new file
+    s.op(lambda w, r: w.mmap2(w.attrs[0], m.pid, m.tid, GONE, 0x10000, 0,
+                              '/nonexistent/libnew.so.2', s.t(532)))
+    s.sample(s.worker, 534, 1, sc.K_READ, ['leaf', GONE + 0x1230, 0x7, 'main'], C(1, 7))
+    s.record(s.worker, 536, 1, C(1, 7), ['leaf', GONE + 0x1230, 0x7, 'main'])
     # a sample without callchain amid the others, of a kernel address
     s.sample(s.worker, 540, 1, sc.K_SYSCALL, [], expect='plain', event=2)
     # a kernel thread: kernel part only

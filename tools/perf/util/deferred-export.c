@@ -9,7 +9,8 @@
  * max-stack cut, same pseudo-frame for a deferred user part, same frames
  * for the functions inlined at an address), but every distinct (dso,
  * address) is looked up once: the symbol and inline searches happen on
- * the first sight of an address only.  Chains perf has to unwind or stitch
+ * the first sight of an address only, and a chain a sample of the same
+ * process had since the maps last changed is not walked at all.  Chains perf has to unwind or stitch
  * itself (DWARF user stacks, LBR call stacks) go through
  * thread__resolve_callchain() and are interned from its cursor.
  *
@@ -407,11 +408,44 @@ out:
 
 /* ---- one sample's stack ---- */
 
+/*
+ * A frame pointer chain already walked in these maps: its stack.  The
+ * maps reference keeps the address from being another process' maps
+ * while the entry lives.
+ */
+struct export_chain {
+	struct maps	*maps;
+	size_t		off;		/* into export_chains.ips */
+	u32		nr;
+	u32		stack;
+};
+
+/*
+ * Most samples repeat a chain an earlier sample of the same process had:
+ * its stack is known without resolving a frame.  Only until the maps
+ * change: an event that can change what an address resolves to (mmap,
+ * fork, exit, comm, ksymbol, ...) makes every entry stale, and the next
+ * look-up starts afresh.
+ */
+struct export_chains {
+	struct export_chain	*chains;
+	u32			nr, alloc;
+	struct export_id_table	ids;
+	u64			*ips;
+	size_t			nr_ips, alloc_ips;
+	bool			stale;
+};
+
 struct export_reader {
 	struct perf_tool		tool;
 	const struct deferred_export_opts *opts;
 	struct perf_session		*session;
 	struct export_stacks		es;
+	struct export_chains		chains;
+	struct thread			*root_thread;	/* the last root's thread (a reference) */
+	const char			*root_comm;	/* and its comm then */
+	u32				root_pid, root_tid;
+	u32				root_id;
 	struct evsel			*evsel;		/* exported; NULL: not chosen yet */
 	struct deferred_export_stats	*stats;
 	u32				*scratch;	/* the sample's frames, leaf first */
@@ -545,14 +579,17 @@ static int reader__walk_cursor(struct export_reader *rd, struct thread *thread,
  * prints the sample without its callchain (reader__walk_cursor()), or
  * -errno.  Only samples with a callchain come here (reader__sample()).
  */
+static bool evsel__walks_cursor(struct evsel *evsel)
+{
+	return evsel__has_branch_callstack(evsel) ||
+	       (evsel->core.attr.sample_type & PERF_SAMPLE_STACK_USER);
+}
+
 static int reader__walk(struct export_reader *rd, struct addr_location *al,
 			struct perf_sample *sample, struct machine *machine)
 {
-	struct evsel *evsel = sample->evsel;
-	u64 type = evsel->core.attr.sample_type;
-
 	rd->nr_scratch = 0;
-	if (evsel__has_branch_callstack(evsel) || (type & PERF_SAMPLE_STACK_USER))
+	if (evsel__walks_cursor(sample->evsel))
 		return reader__walk_cursor(rd, al->thread, sample, machine);
 	return reader__walk_fp(rd, al->thread, sample);
 }
@@ -601,6 +638,138 @@ static int reader__intern_stack(struct export_reader *rd, u32 *id)
 	return 0;
 }
 
+/* ---- chains already walked ---- */
+
+struct export_chain_key {
+	const struct export_chains	*chains;
+	struct maps			*maps;
+	const struct ip_callchain	*chain;
+};
+
+/* the pid: the threads of a process share their maps */
+static u32 chain__hash(const struct ip_callchain *chain, u32 pid)
+{
+	u64 h = (u64)pid * 0x9e3779b97f4a7c15ULL;
+	u64 i;
+
+	for (i = 0; i < chain->nr; i++)
+		h = (h ^ chain->ips[i]) * 0x100000001b3ULL;
+	return export__mix(h ^ chain->nr);
+}
+
+static bool chain__match(const struct export_stacks *es __maybe_unused, u32 id,
+			 const void *key)
+{
+	const struct export_chain_key *k = key;
+	const struct export_chain *c = &k->chains->chains[id];
+
+	return c->nr == k->chain->nr && maps__equal(c->maps, k->maps) &&
+	       (!c->nr || !memcmp(k->chains->ips + c->off, k->chain->ips, c->nr * sizeof(u64)));
+}
+
+static void export_chains__clear(struct export_chains *c)
+{
+	u32 i, size = c->ids.slots ? c->ids.mask + 1 : 0;
+
+	for (i = 0; i < c->nr; i++)
+		maps__put(c->chains[i].maps);
+	/* a table grown in an earlier phase is not cleared slot by slot for a few entries */
+	if (size > 1024 && c->nr * 8 < size)
+		zfree(&c->ids.slots);
+	else if (size)
+		memset(c->ids.slots, 0, size * sizeof(*c->ids.slots));
+	c->ids.nr = 0;
+	c->nr = 0;
+	c->nr_ips = 0;
+	c->stale = false;
+}
+
+static void export_chains__exit(struct export_chains *c)
+{
+	export_chains__clear(c);
+	free(c->chains);
+	free(c->ids.slots);
+	free(c->ips);
+}
+
+static int export_chains__add(struct export_chains *c, struct export_id_slot *slot, u32 hash,
+			      const struct export_chain_key *key, u32 stack)
+{
+	u64 nr = key->chain->nr;
+	int err = export__grow32(&c->chains, &c->alloc, sizeof(*c->chains), c->nr + 1);
+
+	if (!err)
+		err = export__grow(&c->ips, &c->alloc_ips, sizeof(*c->ips), c->nr_ips + nr);
+	if (err)
+		return err;
+	if (nr)
+		memcpy(c->ips + c->nr_ips, key->chain->ips, nr * sizeof(*c->ips));
+	c->chains[c->nr].maps = maps__get(key->maps);
+	c->chains[c->nr].off = c->nr_ips;
+	c->chains[c->nr].nr = nr;
+	c->chains[c->nr].stack = stack;
+	c->nr_ips += nr;
+	id_table__set(&c->ids, slot, hash, c->nr++);
+	return 0;
+}
+
+/*
+ * The sample's stack id into *stack: 0, 1 when perf script prints the
+ * sample without its callchain, or -errno.  A frame pointer chain seen
+ * in the same maps since they last changed is not walked again; a chain
+ * with a deferred tail is (its pseudo-frame tells the sample's fate).
+ */
+static int reader__stack(struct export_reader *rd, struct addr_location *al,
+			 struct perf_sample *sample, struct machine *machine, u32 *stack)
+{
+	struct export_chains *c = &rd->chains;
+	struct export_chain_key key = {
+		.chains	= c,
+		.maps	= thread__maps(al->thread),
+		.chain	= sample->callchain,
+	};
+	struct export_id_slot *slot = NULL;
+	u32 hash = 0;
+	int err;
+
+	if (key.maps && !evsel__walks_cursor(sample->evsel) &&
+	    !callchain__has_deferred_tail(key.chain)) {
+		if (c->stale)
+			export_chains__clear(c);
+		err = id_table__reserve(&c->ids);
+		if (err)
+			return err;
+		hash = chain__hash(key.chain, sample->pid);
+		slot = id_table__find(&c->ids, hash, chain__match, &rd->es, &key);
+		if (slot->id1) {
+			*stack = c->chains[slot->id1 - 1].stack;
+			return 0;
+		}
+	}
+	err = reader__walk(rd, al, sample, machine);
+	if (!err)
+		err = reader__intern_stack(rd, stack);
+	/* the walk did not touch c->ids: the slot is still the free one */
+	if (err || !slot)
+		return err;
+	return export_chains__add(c, slot, hash, &key, *stack);
+}
+
+/*
+ * perf's processing of an event that can change what an address
+ * resolves to (maps, threads, kernel symbols) or a thread's comm: the
+ * chains walked so far are stale, and so is the last root frame.
+ */
+static int reader__maps_event(const struct perf_tool *tool, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	struct export_reader *rd = container_of(tool, struct export_reader, tool);
+
+	rd->chains.stale = true;
+	thread__zput(rd->root_thread);
+	return perf_event__process(tool, event, sample, machine);
+}
+
 /* ---- folded: counts per (root frame, stack) ---- */
 
 static bool root__match(const struct export_stacks *es, u32 id, const void *key)
@@ -644,11 +813,24 @@ static int reader__intern_root(struct export_reader *rd, u32 *id)
 static int reader__root(struct export_reader *rd, struct thread *thread,
 			struct perf_sample *sample, u32 *id)
 {
-	const char *comm = thread__comm_str(thread) ?: ":-1";
-	size_t len = strlen(comm) + 32;
+	const char *comm = thread__comm_str(thread);
+	size_t len;
 	char *p;
 	int err;
 
+	/* the thread of the last sample, still its comm: the same root */
+	if (thread == rd->root_thread && comm == rd->root_comm &&
+	    sample->pid == rd->root_pid && sample->tid == rd->root_tid) {
+		*id = rd->root_id;
+		return 0;
+	}
+	thread__put(rd->root_thread);
+	rd->root_thread = thread__get(thread);
+	rd->root_comm = comm;
+	rd->root_pid = sample->pid;
+	rd->root_tid = sample->tid;
+	comm = comm ?: ":-1";
+	len = strlen(comm) + 32;
 	err = export__grow(&rd->root, &rd->alloc_root, 1, len);
 	if (err)
 		return err;
@@ -664,7 +846,11 @@ static int reader__root(struct export_reader *rd, struct thread *thread,
 		else if (*p == ';')
 			*p = ':';
 	}
-	return reader__intern_root(rd, id);
+	err = reader__intern_root(rd, &rd->root_id);
+	if (err)
+		thread__zput(rd->root_thread);	/* nothing known to reuse */
+	*id = rd->root_id;
+	return err;
 }
 
 /* pprof: the comm at the sample, as perf script shows it, interned in es->roots */
@@ -1096,7 +1282,12 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	weight = rd->opts->count_samples && rd->opts->format != DEFERRED_EXPORT__PPROF ? 1 :
 		 sample__period_weight(evsel, sample);
 	addr_location__init(&al);
-	if (machine__resolve(machine, &al, sample) < 0) {
+	/*
+	 * The sample's thread, as machine__resolve() finds it; the sample's
+	 * own address is not looked up: only the chain's frames are exported.
+	 */
+	al.thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!al.thread) {
 		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
 			   ", left out\n", sample->pid, sample->tid, sample->time);
 		addr_location__exit(&al);
@@ -1104,14 +1295,12 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 		return 0;
 	}
 
-	err = reader__walk(rd, &al, sample, machine);
+	err = reader__stack(rd, &al, sample, machine, &stack);
 	if (err > 0) {
 		addr_location__exit(&al);
 		rd->stats->no_callchain++;
 		return 0;
 	}
-	if (!err)
-		err = reader__intern_stack(rd, &stack);
 	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED) {
 		err = reader__root(rd, al.thread, sample, &root);
 		if (!err)
@@ -1198,14 +1387,14 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 
 	perf_tool__init(&rd.tool, /*ordered_events=*/true);
 	rd.tool.sample		= reader__sample;
-	rd.tool.mmap		= perf_event__process_mmap;
-	rd.tool.mmap2		= perf_event__process_mmap2;
-	rd.tool.comm		= perf_event__process_comm;
+	rd.tool.mmap		= reader__maps_event;
+	rd.tool.mmap2		= reader__maps_event;
+	rd.tool.comm		= reader__maps_event;
 	rd.tool.namespaces	= perf_event__process_namespaces;
 	rd.tool.cgroup		= perf_event__process_cgroup;
-	rd.tool.exit		= perf_event__process_exit;
-	rd.tool.fork		= perf_event__process_fork;
-	rd.tool.ksymbol		= perf_event__process_ksymbol;
+	rd.tool.exit		= reader__maps_event;
+	rd.tool.fork		= reader__maps_event;
+	rd.tool.ksymbol		= reader__maps_event;
 	rd.tool.text_poke	= perf_event__process_text_poke;
 	rd.tool.attr		= reader__attr;
 	rd.tool.event_update	= perf_event__process_event_update;
@@ -1322,6 +1511,8 @@ out:
 	if (cursor)
 		callchain_cursor_reset(cursor);
 	export_stacks__put_threads(&rd.es);
+	export_chains__exit(&rd.chains);
+	thread__zput(rd.root_thread);
 	zstd_fini(&rd.session->zstd_data);
 	perf_session__delete(rd.session);
 	if (symbols)
