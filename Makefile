@@ -135,13 +135,15 @@ fuzz:
 	$(LIB_MAKE) fuzz
 
 # perf.data readers under ASan and UBSan (build/perf-asan) on mutated
-# files: FUZZ_PERF_COUNT mutants (default 1000), findings in build/fuzz-perf/
+# files: FUZZ_PERF_COUNT mutants (default 1000), findings in build/fuzz-perf/;
+# FUZZ_PERF_COMMANDS: some of the commands only (script,report,stitch,folded,stats)
 FUZZ_PERF_COUNT ?= 1000
 FUZZ_PERF_SEED ?= 1
 fuzz-perf: deps
 	$(PERF_MAKE)
 	$(PERF_MAKE) perf-asan
-	tests/perf/helpers/fuzz-perf.sh $(FUZZ_PERF_COUNT) $(FUZZ_PERF_SEED)
+	FUZZ_COMMANDS='$(FUZZ_PERF_COMMANDS)' \
+		tests/perf/helpers/fuzz-perf.sh $(FUZZ_PERF_COUNT) $(FUZZ_PERF_SEED)
 
 # make check's bounded run: FUZZ_PERF_SMOKE mutants of the fixed seed 1 (of
 # the seeds every machine makes alike) and the kept findings, reported in a

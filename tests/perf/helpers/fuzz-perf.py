@@ -4,7 +4,7 @@
 stitch -o, -F folded and --stats on damaged copies of seed files.
 
 usage: fuzz-perf.py --perf PERF --out DIR [--count N] [--seed S]
-                    [--timeout SECONDS] [--jobs J] SEED.data...
+                    [--timeout SECONDS] [--jobs J] [--commands C,...] SEED.data...
        fuzz-perf.py --perf PERF --out DIR --replay FILE.data...
 
 Each mutant is a seed (file or pipe format) with one to four damages,
@@ -23,7 +23,9 @@ finding and last "mutants N, runs R, crashes C, sanitizer reports S, hangs
 H"; exits 1 when anything was found.  --replay runs the commands on each
 file as it is, no mutation: the kept findings of earlier runs, so that a
 fixed reader stays fixed.  --jobs J runs J mutants at a time; the mutants
-are the same whatever J (one generator, drawn in order).
+are the same whatever J (one generator, drawn in order).  --commands runs
+some of the commands only (script, report, stitch, folded, stats; default
+all): the same mutants, to fuzz again what a change touched.
 """
 
 import argparse
@@ -37,8 +39,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import perfdata as pd  # noqa: E402
 
-COMMANDS = (['script'], ['report', '--stdio'], ['stitch', '-f', '-o', '{out}'],
-            ['stitch', '-f', '-F', 'folded', '-o', '{out}'], ['stitch', '--stats'])
+COMMANDS = {
+    'script': ['script'],
+    'report': ['report', '--stdio'],
+    'stitch': ['stitch', '-f', '-o', '{out}'],
+    'folded': ['stitch', '-f', '-F', 'folded', '-o', '{out}'],
+    'stats': ['stitch', '--stats'],
+}
 SANITIZER = (b'ERROR: AddressSanitizer', b'runtime error:', b'ERROR: LeakSanitizer')
 ENV = dict(os.environ, ASAN_OPTIONS='detect_leaks=0:abort_on_error=0:exitcode=99',
            UBSAN_OPTIONS='print_stacktrace=1:halt_on_error=0')
@@ -123,8 +130,13 @@ def main():
     ap.add_argument('--timeout', type=int, default=30)
     ap.add_argument('--replay', action='store_true')
     ap.add_argument('--jobs', type=int, default=1)
+    ap.add_argument('--commands', default=','.join(COMMANDS))
     ap.add_argument('seeds', nargs='+')
     a = ap.parse_args()
+    unknown = [c for c in a.commands.split(',') if c not in COMMANDS]
+    if unknown:
+        ap.error('unknown command %s (of %s)' % (unknown[0], ', '.join(COMMANDS)))
+    commands = [COMMANDS[c] for c in a.commands.split(',')]
 
     os.makedirs(a.out, exist_ok=True)
     seeds = [open(p, 'rb').read() for p in a.seeds]
@@ -142,7 +154,7 @@ def main():
             f.write(data)
         done = 0
         result = None
-        for cmd in COMMANDS:
+        for cmd in commands:
             done += 1
             what, status, err = run(a.perf, cmd, base + '.data', base + '.out', a.timeout)
             if what:

@@ -19,6 +19,7 @@
 #   across runs), FUZZ_SEEDS (default FUZZ_OUT/seeds: made once, kept),
 #   FUZZ_SMOKE (set: only the seeds every machine makes alike),
 #   FUZZ_JOBS (mutants run at a time, default: the number of CPUs),
+#   FUZZ_COMMANDS (the commands of fuzz-perf.py --commands, default all),
 #   PYTHON, CC, SYS_PERF (records the workload).
 # Exit status: 1 when a mutant crashed, hung or made a sanitizer report.
 set -u
@@ -70,7 +71,7 @@ emu=$seeds/emu.data
 jobs=${FUZZ_JOBS:-$(nproc)}
 # shellcheck disable=SC2046,SC2086
 "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
-	--jobs "$jobs" \
+	--jobs "$jobs" ${FUZZ_COMMANDS:+--commands "$FUZZ_COMMANDS"} \
 	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu \
 		"$corpus"/*.data "$regressions"/*.data 2> /dev/null)
 status=$?
