@@ -10,9 +10,10 @@
  * for the functions inlined at an address), but every distinct (dso,
  * address) is looked up once: the symbol and inline searches happen on
  * the first sight of an address only, and a chain a sample of the same
- * process had since the maps last changed is not walked at all.  Chains perf has to unwind or stitch
- * itself (DWARF user stacks, LBR call stacks) go through
- * thread__resolve_callchain() and are interned from its cursor.
+ * process had since the maps last changed is not walked at all.  Chains
+ * perf has to unwind or stitch itself (DWARF user stacks, LBR call
+ * stacks) go through thread__resolve_callchain() and are interned from
+ * its cursor.
  *
  * Memory: frames, addresses and stacks are interned, so folded output
  * holds one counter per distinct (root frame, stack) and never grows with
@@ -427,6 +428,13 @@ struct export_chain {
  * fork, exit, comm, ksymbol, ...) makes every entry stale, and the next
  * look-up starts afresh.
  */
+/*
+ * The addresses the chains hold, at most: a recording of ever new chains
+ * (deep recursion, many processes) starts afresh there rather than
+ * holding all of them.
+ */
+#define EXPORT_CHAINS_MAX_IPS	(4U << 20)	/* 32 MiB */
+
 struct export_chains {
 	struct export_chain	*chains;
 	u32			nr, alloc;
@@ -574,17 +582,18 @@ static int reader__walk_cursor(struct export_reader *rd, struct thread *thread,
 	return 0;
 }
 
-/*
- * The sample's stack, leaf first, into rd->scratch: 0, 1 when perf script
- * prints the sample without its callchain (reader__walk_cursor()), or
- * -errno.  Only samples with a callchain come here (reader__sample()).
- */
+/* DWARF user stacks and LBR call stacks: perf resolves them (reader__walk_cursor()) */
 static bool evsel__walks_cursor(struct evsel *evsel)
 {
 	return evsel__has_branch_callstack(evsel) ||
 	       (evsel->core.attr.sample_type & PERF_SAMPLE_STACK_USER);
 }
 
+/*
+ * The sample's stack, leaf first, into rd->scratch: 0, 1 when perf script
+ * prints the sample without its callchain (reader__walk_cursor()), or
+ * -errno.  Only samples with a callchain come here (reader__sample()).
+ */
 static int reader__walk(struct export_reader *rd, struct addr_location *al,
 			struct perf_sample *sample, struct machine *machine)
 {
@@ -734,7 +743,7 @@ static int reader__stack(struct export_reader *rd, struct addr_location *al,
 
 	if (key.maps && !evsel__walks_cursor(sample->evsel) &&
 	    !callchain__has_deferred_tail(key.chain)) {
-		if (c->stale)
+		if (c->stale || c->nr_ips + key.chain->nr > EXPORT_CHAINS_MAX_IPS)
 			export_chains__clear(c);
 		err = id_table__reserve(&c->ids);
 		if (err)
