@@ -100,10 +100,17 @@ def parse_hists(text):
 
 
 def workload_functions(entries, dso):
-    """The functions of @dso's callchain entries: not the inlined frames
-    perf adds from addr2line, which perf top and perf report do not always
-    find alike."""
-    return {e[4]: e[0] for e in entries if e[2] == dso and not e[4].endswith('(inlined)')}
+    """The functions of @dso's callchain entries, children percentages
+    added up per name: perf makes a second entry of a function at the
+    addresses where it has others inlined (the inline list's symbol of its
+    own: compute at 74.35% and 5.12%, seen), in either order.  Not the
+    inlined frames perf adds from addr2line, which perf top and perf report
+    do not always find alike."""
+    fn = {}
+    for e in entries:
+        if e[2] == dso and not e[4].endswith('(inlined)'):
+            fn[e[4]] = min(100.0, fn.get(e[4], 0.0) + e[0])
+    return fn
 
 
 def stitched_under_kernel(entries, kernel, workload):
