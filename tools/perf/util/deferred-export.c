@@ -422,19 +422,19 @@ struct export_chain {
 };
 
 /*
- * Most samples repeat a chain an earlier sample of the same process had:
- * its stack is known without resolving a frame.  Only until the maps
- * change: an event that can change what an address resolves to (mmap,
- * fork, exit, comm, ksymbol, ...) makes every entry stale, and the next
- * look-up starts afresh.
- */
-/*
  * The addresses the chains hold, at most: a recording of ever new chains
  * (deep recursion, many processes) starts afresh there rather than
  * holding all of them.
  */
 #define EXPORT_CHAINS_MAX_IPS	(4U << 20)	/* 32 MiB */
 
+/*
+ * Most samples repeat a chain an earlier sample of the same process had:
+ * its stack is known without resolving a frame.  Only until the maps
+ * change: an event that can change what an address resolves to (mmap,
+ * fork, exit, comm, ksymbol, ...) makes every entry stale, and the next
+ * look-up starts afresh.
+ */
 struct export_chains {
 	struct export_chain	*chains;
 	u32			nr, alloc;
