@@ -218,6 +218,9 @@ demo: node-deps
 VM_DIR := $(BUILD)/vm
 VM_CC ?= gcc
 VM_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -pthread -Wall -Wextra
+# built as if in /mnt/clone, where the guest runs them (tests/vm/guest-record.sh):
+# the same binary and build id in every clone, and none names the checkout
+VM_CFLAGS += -fdebug-prefix-map=$(CURDIR)=/mnt/clone
 VM_WORKLOADS := $(patsubst tests/vm/workloads/%.c,$(VM_DIR)/bin/%,$(wildcard tests/vm/workloads/*.c))
 
 $(VM_DIR)/bin/%: tests/vm/workloads/%.c tests/vm/workloads/common.h

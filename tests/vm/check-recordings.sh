@@ -19,6 +19,12 @@ out=${CHECK_OUT:-$dir/../check}
 [ -f "$dir/MANIFEST" ] || { echo "check-recordings: no $dir/MANIFEST" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$out"
+# perf (ours, pristine) finds the workloads, recorded under /mnt/clone in
+# the guest, by build id in the cache vm-record.sh made; and reads no
+# user's ~/.perfconfig nor ~/.debug
+[ -d "$dir/buildid/.build-id" ] || { echo "check-recordings: no $dir/buildid (vm-record.sh makes it)" >&2; exit 1; }
+printf '[buildid]\n\tdir = %s\n' "$dir/buildid" > "$out/perfconfig"
+export PERF_CONFIG=$out/perfconfig
 pass=0 fail=0 n=0
 table=$out/table
 printf '%-26s %7s %7s %7s %8s %6s %6s %6s %6s %6s %5s %5s %8s  %s\n' recording samples \

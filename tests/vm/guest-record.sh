@@ -12,7 +12,7 @@
 # the guest's /proc/kallsyms, guest-info.txt and
 #   MANIFEST  one line per recording, tab-separated: file name, the perf
 #             command line, the workload command line (paths as in the
-#             guest, which are the host's)
+#             guest: the checkout is /mnt/clone there)
 #   COUNTS    file name, samples, CALLCHAIN_DEFERRED records, seconds
 # Each recording must hold CALLCHAIN_DEFERRED records (perf report --stats
 # in the guest); the status is 0 when all do, 1 otherwise.  The check set
@@ -55,6 +55,27 @@ while read -r _ mnt type _; do
 	[ "$mnt" = /run ] && fstype=$type
 done < /proc/mounts
 [ "$fstype" = tmpfs ] || { say "/run is not a tmpfs ($fstype)"; exit 1; }
+
+# A recording names the programs it profiled by their paths: made here it
+# would name this checkout, which a clone elsewhere has not (tests/corpus/
+# commits recordings).  The guest mounts the checkout at /mnt/clone, a
+# mount of its own over the host's /mnt, and runs everything from there;
+# the workloads are built as if there (-fdebug-prefix-map) and copied into
+# a tmpfs over their directory, because the kernel puts a program's build
+# id into PERF_RECORD_MMAP2 only when the file is in the page cache, and
+# virtiofs without a cache keeps nothing there.  perf on the host finds
+# them by build id (vm-record.sh makes the cache).
+CLONE=/mnt/clone
+if [ "$repo" != "$CLONE" ]; then
+	mount -t tmpfs vm-clone /mnt && mkdir "$CLONE" && mount --bind "$repo" "$CLONE" &&
+		mount -t tmpfs vm-bin "$CLONE/build/vm/bin" && cp -p "$BIN"/* "$CLONE/build/vm/bin/" ||
+		{ say "cannot mount $repo at $CLONE"; exit 1; }
+	repo=$CLONE
+	here=$repo/tests/vm
+	PERF=$repo/build/perf
+	BIN=$repo/build/vm/bin
+	W=$here/workloads
+fi
 
 mkdir -p "$TMP" "$OUT/logs" || exit 1
 cd "$TMP" || exit 1
@@ -205,25 +226,34 @@ top_live() {
 
 # top_tui NAME SECONDS WORKLOAD...: perf top's TUI with deferred
 # callchains in a tmux of 200x50 on the workload for SECONDS, callchains
-# expanded ('E'): the pane as text in OUT/top/NAME.tui (tmux's socket in
-# /run: one on virtiofs does not work)
+# expanded ('E') TUI_PANES seconds before the end and the pane captured as
+# text every second from then on, into OUT/top/NAME.tui.1, .2, ...  In
+# TCG perf top stops taking samples for seconds at a time, with or without
+# deferral (symbols to load at its start, every frame to resolve once the
+# callchains are expanded), then drops what it fell behind on; and with
+# -z each refresh shows the samples of its own interval only: one capture
+# can fall on an empty screen, the panes show when it draws again.  tmux's
+# socket in /run: one on virtiofs does not work
+TUI_PANES=28
 top_tui() {
-	local name=$1 secs=$2 pid tmux=(tmux -S "$TMP/tmux.sock")
+	local name=$1 secs=$2 pid i tmux=(tmux -S "$TMP/tmux.sock")
 	shift 2
 	start_workload "$name" "$@"
 	TERM=xterm-256color "${tmux[@]}" new-session -d -x 200 -y 50 \
 		"$PERF top --call-graph=deferred,callee $TOP_OPTS -p $pid 2> $OUT/top/$name.err"
-	read -r -t "$((secs - 1))" -u 7
+	read -r -t "$((secs - TUI_PANES - 1))" -u 7
 	"${tmux[@]}" send-keys E
-	read -r -t 1 -u 7
-	"${tmux[@]}" capture-pane -p > "$OUT/top/$name.tui"
+	for ((i = 1; i <= TUI_PANES; i++)); do
+		read -r -t 1 -u 7
+		"${tmux[@]}" capture-pane -p > "$OUT/top/$name.tui.$i"
+	done
 	"${tmux[@]}" send-keys q
 	read -r -t 1 -u 7
 	"${tmux[@]}" kill-server 2> /dev/null
 	wait "$pid"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$PERF top --call-graph=deferred,callee $TOP_OPTS -p PID (TUI)" \
 		"$(quote "$@")" tui >> "$OUT/TOPS"
-	say "top  $name: TUI captured ($(wc -l < "$OUT/top/$name.tui") lines)"
+	say "top  $name: TUI captured ($TUI_PANES panes)"
 }
 
 # top_system NAME PERF SECONDS DELAY "TOP OPTIONS" WORKLOAD...: perf top
@@ -269,7 +299,8 @@ top_check_set() {
 	top_live top-fpdefer-blocker "$PERF" $s "--call-graph=fp,defer,callee $o -E 400" \
 		nice -n 19 "$BIN/blocker" 11
 	record top-fpdefer-blocker.data "--call-graph=fp,defer -F 250" "$BIN/blocker" 2
-	TOP_OPTS=$o top_tui top-tui $s nice -n 19 "$BIN/threads" 2 $t
+	# 60 s: its panes from 31 s on, once it has started
+	TOP_OPTS=$o top_tui top-tui 60 nice -n 19 "$BIN/threads" 2 65
 	# fork/exit and exec churn under ASan and UBSan: every report is an error
 	if [ -x "$repo/build/perf-asan" ]; then
 		ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1 \

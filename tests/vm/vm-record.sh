@@ -68,6 +68,10 @@ echo "vm-record: timings:" >&2
 sed 's/^/vm-record:   /' "$VM_DIR/TIMINGS" >&2
 case $rc in
 0)	echo "perf: $("$PERF" version)" >> "$REC/guest-info.txt"
+	# the guest ran the workloads from /mnt/clone, which the host has
+	# not: the host's perf finds them by build id, in REC/buildid
+	"$here/../corpus/buildid-cache.sh" "$REC/buildid" "$repo"/build/vm/bin/* > "$REC/buildid.txt" ||
+		exit 1
 	echo "vm-record: recordings in $REC (MANIFEST, COUNTS)" >&2 ;;
 77) exit 77 ;;	# run-vm.sh wrote skip-reason
 *) echo "vm-record: the guest's recording failed ($rc); see $VM_DIR/console.log and $REC/logs" >&2
