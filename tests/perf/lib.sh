@@ -149,9 +149,10 @@ abs_path() {
 	esac
 }
 
-# suite_init: set -u, the defaults of the environment above, and the
+# suite_init: set -u, the defaults of the environment above, the
 # temporary directory /tmp/<suite>.XXXXXX as the current directory (removed
-# on exit unless KEEP=1)
+# on exit unless KEEP=1), and PERF_CONFIG: perf's configuration and
+# build-id cache in it
 suite_init() {
 	local name
 
@@ -169,6 +170,21 @@ suite_init() {
 		trap 'rm -rf "$tmp"' EXIT
 	fi
 	cd "$tmp" || exit 1
+	# perf reads this configuration only, not the user's ~/.perfconfig,
+	# and a build-id cache of the suite's own, not ~/.debug: what an
+	# earlier run or another checkout left there decides nothing
+	mkdir -p "$tmp/.perf/buildid" || abort "mkdir $tmp/.perf/buildid"
+	printf '[buildid]\n\tdir = %s\n' "$tmp/.perf/buildid" > "$tmp/.perf/config"
+	export PERF_CONFIG=$tmp/.perf/config
+}
+
+# use_corpus_buildids: the programs the real recordings of
+# tests/corpus/real-7.2 profiled, found by build id as perf finds them on
+# any machine (that corpus's README: they are recorded under /mnt/clone,
+# which no machine has), copied into the suite's build-id cache
+use_corpus_buildids() {
+	cp -R "$top/tests/corpus/real-7.2/buildid/.build-id" "$tmp/.perf/buildid/" ||
+		abort "copy the corpus's build-id cache"
 }
 
 # require_perf: the patched perf is built

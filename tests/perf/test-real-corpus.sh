@@ -21,6 +21,7 @@
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 suite_init
+use_corpus_buildids
 require_perf
 require_upstream_perf
 corpus=$(abs_path "${1:-$top/tests/corpus/real-7.2}")
