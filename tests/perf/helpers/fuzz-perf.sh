@@ -40,7 +40,10 @@ mkdir -p "$seeds" || exit 2
 if [ ! -s "$seeds/.done" ]; then
 	"$CC" -g -O0 -fno-inline -no-pie -pthread -fno-omit-frame-pointer \
 		-o "$seeds/workload" "$here/workload.c" || exit 2
-	"$PY" "$here/scenarios.py" gen --workload "$seeds/workload" --out "$seeds" > "$seeds/list" ||
+	# the records name /mnt/clone, not this checkout: the same seeds, and
+	# mutants, in every clone, and no kept finding names a checkout
+	"$PY" "$here/scenarios.py" gen --workload "$seeds/workload" \
+		--recorded-as /mnt/clone/build/fuzz-perf/seeds/workload --out "$seeds" > "$seeds/list" ||
 		exit 2
 	for n in cross_cpu lost zero_entries duplicates; do
 		"$PY" "$here/upstream.py" "$seeds/$n.raw.data" "$seeds/$n.up.pipe" --pipe --compress \

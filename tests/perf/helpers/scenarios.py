@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Deferred-callchain scenarios as small perf.data files, with their oracle.
 
-    scenarios.py gen --workload BIN --out DIR [NAME...]
+    scenarios.py gen --workload BIN [--recorded-as PATH] --out DIR [NAME...]
     scenarios.py list
+
+--recorded-as: the path the records name for BIN, with inode 0, instead of
+BIN's own: the same files in every clone (make check's fuzz seeds name
+/mnt/clone, as the 7.2 guest's recordings do).
 
 For each scenario NAME, `gen` writes into DIR:
 
@@ -107,7 +111,7 @@ class Binary:
     """The workload: symbols from nm, the executable segment from the ELF
     program headers (for the MMAP2 record)."""
 
-    def __init__(self, path):
+    def __init__(self, path, recorded_as=None):
         self.path = os.path.abspath(path)
         self.syms = {}
         out = subprocess.run(['nm', '-S', '--defined-only', self.path],
@@ -121,6 +125,10 @@ class Binary:
         self.seg = self._exec_segment()
         st = os.stat(self.path)
         self.ino = st.st_ino
+        # what the records name: the file's own path, or recorded_as
+        self.recorded = recorded_as or self.path
+        if recorded_as:
+            self.ino = 0
 
     def _exec_segment(self):
         import struct
@@ -230,7 +238,7 @@ class Scenario:
         comm = m.comm       # not m.comm in the lambda: an exec changes it
         self.op(lambda w, r: w.comm(w.attrs[0], m.pid, m.tid, comm, self.t(3), exec_=True))
         self.op(lambda w, r: w.mmap2(w.attrs[0], m.pid, m.tid, seg[0], seg[1], seg[2],
-                                     self.bin.path, self.t(4), ino=self.bin.ino))
+                                     self.bin.recorded, self.t(4), ino=self.bin.ino))
         for i, tid in enumerate(threads):
             self.op(lambda w, r, tid=tid, i=i:
                     w.fork(w.attrs[0], m.pid, m.pid, tid, m.tid, self.t(5 + i)))
@@ -251,7 +259,7 @@ class Scenario:
         self.op(lambda w, r: w.comm(w.attrs[0], task.pid, task.tid, comm, self.t(us), cpu,
                                     exec_=True))
         self.op(lambda w, r: w.mmap2(w.attrs[0], task.pid, task.tid, seg[0], seg[1], seg[2],
-                                     self.bin.path, self.t(us) + 500, cpu, ino=self.bin.ino))
+                                     self.bin.recorded, self.t(us) + 500, cpu, ino=self.bin.ino))
 
     def exit(self, task, us, cpu=0):
         task.exited = us
@@ -929,6 +937,7 @@ def main():
     sub = ap.add_subparsers(dest='cmd', required=True)
     g = sub.add_parser('gen')
     g.add_argument('--workload', required=True)
+    g.add_argument('--recorded-as')
     g.add_argument('--out', required=True)
     g.add_argument('names', nargs='*')
     sub.add_parser('list')
@@ -937,7 +946,7 @@ def main():
         for fn in SCENARIOS:
             print('%-22s %s' % (name_of(fn), fn.__doc__.strip().split('\n')[0]))
         return
-    generate(Binary(a.workload), a.out, a.names)
+    generate(Binary(a.workload, a.recorded_as), a.out, a.names)
 
 
 if __name__ == '__main__':
