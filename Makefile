@@ -68,6 +68,12 @@ check-perf:
 			{ cat perf-test.log; exit 1; }
 	tests/perf/run-all.sh
 
+# No committed file (recordings and binaries included, the records perf
+# record -z compressed too) names this checkout's absolute path: a clone
+# elsewhere would read nothing there, or another checkout's files
+check-paths: deps
+	/usr/bin/python3 tests/check-paths.py
+
 # The pprof CLI (build/pprof), built offline from Debian's packaged sources:
 # the perf suites read perf stitch -F pprof's profiles with it.
 PPROF := $(BUILD)/pprof
@@ -97,6 +103,7 @@ series-check: deps
 	$(PERF_MAKE) series-check $(if $(SERIES_FULL),SERIES_FULL=1)
 
 check: deps node-deps pprof
+	$(MAKE) check-paths
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
 	$(PERF_TEST_SUITES)
@@ -251,4 +258,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-perf series series-check bench bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
+.PHONY: all perf check check-paths check-perf series series-check bench bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
