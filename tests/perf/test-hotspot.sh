@@ -67,15 +67,8 @@ else
 	tail -5 demo.log
 	abort "demo/run-demo.sh"
 fi
-# rows PNG: per pixel row of the flame graph's area, its share of
-# coloured (saturated) pixels, 0 to 65535
-rows() {
-	convert "$1" -crop 1020x340+40+130 +repage -colorspace HSL -channel G -separate \
-		+channel -threshold 30% -scale '1x340!' -depth 16 txt:- |
-		sed -nE 's/^0,([0-9]+): \(([0-9]+)[,)].*/\2/p'
-}
-# full PNG: the pixel rows at least 80% coloured
-full() { rows "$1" | awk '$1 > 52428 { n++ } END { print n + 0 }'; }
+# full PNG: the pixel rows of the flame graph at least 80% coloured
+full() { "$here/helpers/hotspot-shot.sh" --full-rows "$1"; }
 for f in stitched perf; do
 	if xvfb-run -a -s "-screen 0 1280x1024x24" "$here/helpers/hotspot-shot.sh" \
 			"$tmp/demo/$f.data" "$f.png" 2> "$f.shot.err"; then
