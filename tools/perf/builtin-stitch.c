@@ -296,6 +296,8 @@ static int stitch__stats(struct perf_stitch *stitch)
 		pr_err("perf stitch --stats: cannot write the statistics\n");
 		err = -EIO;
 	}
+	/* of what there was: a file cut short is no success (perf report's rule) */
+	err = perf_session__cut_short_status(session, err);
 out:
 	zstd_fini(&session->zstd_data);
 	perf_session__delete(session);
