@@ -74,6 +74,12 @@ check-perf:
 check-paths: deps
 	/usr/bin/python3 tests/check-paths.py
 
+# upstream perf 7.2's own 'perf test' on build/perf and build/perf-upstream
+# side by side: no test that passes on pristine fails or is skipped on ours
+# (tests/upstream/perf-test-compare.sh; results in build/perf-test)
+check-upstream-tests:
+	tests/upstream/perf-test-compare.sh
+
 # The pprof CLI (build/pprof), built offline from Debian's packaged sources:
 # the perf suites read perf stitch -F pprof's profiles with it.
 PPROF := $(BUILD)/pprof
@@ -110,6 +116,7 @@ check: deps node-deps pprof
 	$(MAKE) perf-upstream
 	$(PERF_MAKE) perf-asan
 	$(MAKE) check-perf
+	$(MAKE) check-upstream-tests
 	$(MAKE) vm-check VM_OPTIONAL=1
 	$(MAKE) fuzz-perf-smoke
 	$(PERF_MAKE) series-check
@@ -258,4 +265,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-paths check-perf series series-check bench bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
+.PHONY: all perf check check-paths check-upstream-tests check-perf series series-check bench bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
