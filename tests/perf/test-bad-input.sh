@@ -119,7 +119,9 @@ while IFS=$'\t' read -r input class what; do
 				if [ $reader = yes ]; then
 					# what there is, then an error status: upstream's own
 					# test holds perf report to it for a truncated file
-					check "$t: shows what there is up to the cut" [ -s run.out ]
+					# (big-endian-cut.data: the cut falls in its only sample)
+					[ "$input" = big-endian-cut.data ] ||
+						check "$t: shows what there is up to the cut" [ -s run.out ]
 					check "$t: then fails (status $rc), saying so" \
 						eval "[ $rc -ne 0 ] && grep -q 'the data is cut short (where: above): shown as far as it goes\$' $err"
 					# the record the end cuts, or, for a file, where its
