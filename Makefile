@@ -58,11 +58,15 @@ perf:
 
 # Needs build/perf; `make check` builds it first.  The series' own shell
 # tests (tools/perf/tests/shell/*deferred*.sh) through perf test, then the
-# project's suites (also perf tests: perf test 'deferred suite').  perf
-# test looks for ./tests/shell first: run it
+# project's suites (also perf tests: perf test 'deferred suite'), with a
+# perf configuration and build-id cache of their own (PERF_CONFIG, not
+# ~/.perfconfig and ~/.debug).  perf test looks for ./tests/shell first: run it
 # elsewhere than here, where ./tests is ours.
 check-perf:
-	cd $(BUILD) && ./perf test -v 'deferred user callchains' > perf-test.log 2>&1; \
+	@mkdir -p $(BUILD)/.perf-test/buildid && \
+		printf '[buildid]\n\tdir = %s\n' $(BUILD)/.perf-test/buildid > $(BUILD)/.perf-test/config
+	cd $(BUILD) && PERF_CONFIG=$(BUILD)/.perf-test/config \
+		./perf test -v 'deferred user callchains' > perf-test.log 2>&1; \
 		grep -E ': (Ok|FAILED!|Skip)' perf-test.log; \
 		[ $$(grep -cE '^ *[0-9]+: .*deferred user callchains.*: Ok$$' perf-test.log) -eq 2 ] || \
 			{ cat perf-test.log; exit 1; }

@@ -36,7 +36,11 @@ out=${FUZZ_OUT:-$top/build/fuzz-perf}
 seeds=${FUZZ_SEEDS:-$out/seeds}
 
 [ -x "$PERF_ASAN" ] || { echo "fuzz-perf: no $PERF_ASAN (make -f Makefile.perf-patch perf-asan)" >&2; exit 2; }
-mkdir -p "$seeds" || exit 2
+mkdir -p "$seeds" "$out/.perf/buildid" || exit 2
+# perf's configuration and build-id cache of the run's own: nothing in the
+# home directory (~/.perfconfig, ~/.debug) decides what a mutant does
+printf '[buildid]\n\tdir = %s\n' "$out/.perf/buildid" > "$out/.perf/config"
+export PERF_CONFIG=$out/.perf/config
 if [ ! -s "$seeds/.done" ]; then
 	"$CC" -g -O0 -fno-inline -no-pie -pthread -fno-omit-frame-pointer \
 		-o "$seeds/workload" "$here/workload.c" || exit 2
