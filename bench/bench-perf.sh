@@ -69,6 +69,15 @@ die() { echo "bench-perf: $*" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/bench-perf.XXXXXX)
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else echo "# keeping $tmp"; fi
 cd "$tmp" || exit 1
+# ours and pristine find the programs of the corpus and of the guest's
+# recordings (recorded under /mnt/clone) by build id, in a cache of this
+# run's own: the corpus's and vm-record.sh's together (no ~/.debug)
+mkdir -p "$tmp/buildid"
+for d in "$top/tests/corpus/real-7.2/buildid" "$BENCH_VM/buildid"; do
+	[ -d "$d/.build-id" ] && cp -R "$d/.build-id" "$tmp/buildid/"
+done
+printf '[buildid]\n\tdir = %s\n' "$tmp/buildid" > "$tmp/perfconfig"
+export PERF_CONFIG=$tmp/perfconfig
 
 goals_met=0
 goals_missed=0

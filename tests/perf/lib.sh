@@ -176,6 +176,18 @@ suite_init() {
 	mkdir -p "$tmp/.perf/buildid" || abort "mkdir $tmp/.perf/buildid"
 	printf '[buildid]\n\tdir = %s\n' "$tmp/.perf/buildid" > "$tmp/.perf/config"
 	export PERF_CONFIG=$tmp/.perf/config
+	# but not for the system perf, 6.1: it reads a file's header otherwise
+	# when PERF_CONFIG is set (a file with perf 7.2's bigger attrs is then
+	# read on, where without it 6.1 says "incompatible file format"), and
+	# the suites hold it to what its users see: a home directory of the
+	# suite's own instead (no ~/.perfconfig, ~/.debug in it)
+	if [ -x "$SYS_PERF" ]; then
+		mkdir -p "$tmp/.perf/home" || abort "mkdir $tmp/.perf/home"
+		printf '#!/bin/sh\nHOME=%s exec env -u PERF_CONFIG %s "$@"\n' \
+			"$tmp/.perf/home" "$SYS_PERF" > "$tmp/.perf/sys-perf" &&
+			chmod +x "$tmp/.perf/sys-perf" || abort "write $tmp/.perf/sys-perf"
+		SYS_PERF=$tmp/.perf/sys-perf
+	fi
 }
 
 # use_corpus_buildids: the programs the real recordings of

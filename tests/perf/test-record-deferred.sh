@@ -246,10 +246,10 @@ check "accept per-event call-graph=fp overrides deferred: cpu-clock without defe
 
 mkdir -p home
 printf '[call-graph]\n\trecord-mode = deferred\n' > home/.perfconfig
-HOME=$tmp/home FAKE=accept rec cfg -e cpu-clock -g -- ./loop
+PERF_CONFIG=$tmp/home/.perfconfig FAKE=accept rec cfg -e cpu-clock -g -- ./loop
 check "accept call-graph.record-mode = deferred with -g: defer bits" \
 	gt "$(count cfg.opens '^cpu-clock chain=1 cc=1 out=1 ok$')" 0
-HOME=$tmp/home FAKE=accept rec cfg2 -e cpu-clock --call-graph=fp -- ./loop
+PERF_CONFIG=$tmp/home/.perfconfig FAKE=accept rec cfg2 -e cpu-clock --call-graph=fp -- ./loop
 check "accept --call-graph=fp overrides the config: no defer bit" \
 	eq "$(count cfg2.opens 'cc=1|out=1')" 0
 

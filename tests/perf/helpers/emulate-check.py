@@ -273,23 +273,25 @@ def main():
     return 1 if check.failed else 0
 
 
-SCRIPT_HDR = re.compile(r'^\s*(\d+)\s+(\d+)\.(\d{9}):\s+(\S+):\s*$')
+SCRIPT_HDR = re.compile(r'^\s*(\d+)\s+(?:\[(\d+)\]\s+)?(\d+)\.(\d{9}):\s+(\S+):\s*$')
 KERNEL_START = 0xffff800000000000
 
 
 def parse_script(path):
-    """{(tid, time, event): [frame lines]} from perf script output."""
+    """{(tid, time, event, cpu): [[frame lines] of each such sample, in
+    order]} from perf script output (cpu None without -F cpu).  A task's
+    two samples of one event can have the same time: perf script prints
+    them in file order, and they are told apart by it."""
     blocks, cur = {}, None
     with open(path, errors='replace') as f:
         for line in f:
             line = line.rstrip('\n')
             m = SCRIPT_HDR.match(line)
             if m:
-                key = (int(m.group(1)), int(m.group(2)) * 1000000000 + int(m.group(3)),
-                       m.group(4))
-                cur = blocks.setdefault(key, [])
-                if cur:         # the same key twice: keep both apart
-                    cur = blocks[key + (len(blocks),)] = []
+                key = (int(m.group(1)), int(m.group(3)) * 1000000000 + int(m.group(4)),
+                       m.group(5), int(m.group(2)) if m.group(2) is not None else None)
+                cur = []
+                blocks.setdefault(key, []).append(cur)
                 continue
             if cur is not None and line.startswith('\t'):
                 cur.append(line.strip())
@@ -314,12 +316,20 @@ def e2e(ref_path, out_path, truth_path):
     missing, bad_stitched, bad_orphan, bad_plain = [], [], [], []
     stitched = incomparable = zeros = 0
     want_orphans, got_orphans = set(), set()
-    for t in tsamples:
-        key = (t['tid'], t['time'], t['event'])
-        if key not in ref or key not in out:
+    with_cpu = any(k[3] is not None for k in ref)
+    seen = {}
+    truth_of = {}
+    # in file order, as perf script prints samples of the same time
+    for t in sorted(tsamples, key=lambda t: t['sample']):
+        base = (t['tid'], t['time'], t['event'], t['cpu'] if with_cpu else None)
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        key = base + (n,)
+        truth_of[key] = t
+        if len(ref.get(base, [])) <= n or len(out.get(base, [])) <= n:
             missing.append(key)
             continue
-        r, o = ref[key], out[key]
+        r, o = ref[base][n], out[base][n]
         pseudo = [i for i, fr in enumerate(o) if '[user stack' in fr]
         if pseudo:
             got_orphans.add(key)
@@ -351,10 +361,10 @@ def e2e(ref_path, out_path, truth_path):
     detail = ''
     if bad_stitched:
         k = bad_stitched[0]
-        t = next(t for t in tsamples if (t['tid'], t['time'], t['event']) == k)
+        t = truth_of[k]
         detail = '; %s: truth %s; recording %s; shown %s' % (
             k, {x: t[x] for x in sorted(t) if x not in ('tid', 'time', 'event')},
-            ' | '.join(ref[k]), ' | '.join(out[k]))
+            ' | '.join(ref[k[:4]][k[4]]), ' | '.join(out[k[:4]][k[4]]))
     check('stitched samples show the recording\'s callchain', not bad_stitched,
           '%d of %d differ, e.g. %s%s' % (len(bad_stitched), stitched, bad_stitched[:2], detail))
     check('samples not deferred unchanged', not bad_plain, 'e.g. %s' % bad_plain[:2])
