@@ -50,6 +50,24 @@ for f in "$corpus"/*.data; do
 done
 check "the corpus holds real recordings ($n)" gt "$n" 0
 
+# perf data convert --to-json: a sample whose record never came shows the
+# pseudo-frame perf script shows ("[user stack lost: REASON]"), not its
+# cookie as a frame; as many as perf script's summary counts orphans
+for f in "$corpus"/*.data; do
+	name=$(basename "$f" .data)
+	"$PERF" script -i "$f" > /dev/null 2> "$name.script.err"
+	orph=$(summary_count "$name.script.err" orphans)
+	"$PERF" data convert --to-json "$name.json" -i "$f" > /dev/null 2>&1
+	lost=$("$ORACLE_PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+frames = [fr for s in d["samples"] for fr in s["callchain"]]
+print(sum(fr.get("symbol", "").startswith("[user stack lost: ") for fr in frames),
+      sum(fr.get("dso") == "[deferred]" and not fr.get("symbol", "").startswith("[user stack lost: ")
+          for fr in frames))' "$name.json")
+	check "$name: --to-json: a lost user stack per orphan ($orph), as perf script shows it" \
+		eq "$lost" "${orph:-x} 0"
+done
+
 # feature NAME: the sum of NAME over the corpus (max for max_wait_ns)
 feature() {
 	awk -v k="$1" '$1 == k { if (k ~ /^max_/) { if ($2 > s) s = $2 } else s += $2 }

@@ -511,4 +511,18 @@ check "--event nosuch -i -: names the pipe's events, once, nothing else (but per
 	eq "$(cat pev.err)" "$(cat two.pipe.upwarn; echo "perf stitch: no event 'nosuch' in -; it has: cpu-clock task-clock")"
 no_output "--event nosuch -i -" pev.out
 
+# ------------------------------------------------------------ tracepoints only
+# a real recording of sched:sched_switch alone (the corpus): every sample
+# is of an event with fields after its name, kept as stackcollapse-perf.pl
+# keeps them, and the summary says that is what was written (its folded
+# stacks = stackcollapse-perf's: test-real-corpus.sh, oracle-check.sh)
+tp=$top/tests/corpus/real-7.2/offcpu-sched.data
+"$PERF" stitch -F folded -i "$tp" > tponly.folded 2> tponly.err
+check "tracepoints only: exit 0" eq "$?" 0
+"$PERF" report --stats -i "$tp" > tponly.rstats 2> /dev/null
+ntp=$(stat tponly.rstats SAMPLE)
+check "tracepoints only: every sample written ($ntp), weights of 1" eq "$(sum tponly.folded)" "$ntp"
+check "tracepoints only: the summary says so" has tponly.err \
+	"^perf stitch: $ntp samples exported, all of events with fields after their name .*, total weight $ntp \\(periods\\)"
+
 finish

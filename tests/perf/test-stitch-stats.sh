@@ -68,6 +68,11 @@ check "--stats=json: parses" $PY -c 'import json,sys; json.load(sys.stdin)' < st
 check "--stats=json: one line" eq "$(wc -l < stats.json)" 1
 check "json: deferred_samples = script" eq "$(js stats.json "d['deferred_samples']")" "$ds"
 check "json: stitched = script" eq "$(js stats.json "d['stitched']")" "$st"
+# every sample, not only the deferred ones: perf report --stats's SAMPLE
+"$PERF" report --stats -i d.data > d.rstats 2> /dev/null
+check "json: samples = every sample read ($(stat d.rstats SAMPLE))" \
+	eq "$(js stats.json "d['samples']")" "$(stat d.rstats SAMPLE)"
+check "text: samples = json" eq "$(text stats.txt samples)" "$(js stats.json "d['samples']")"
 check "json: orphans_total = script" eq "$(js stats.json "d['orphans_total']")" "$orph"
 check "json: sum of orphans = orphans_total" eq "$(js stats.json "sum(d['orphans'].values())")" "$orph"
 check "json: records = script" eq "$(js stats.json "d['records']")" "$rec"
@@ -89,6 +94,9 @@ check "json = text: peak pending samples" eq "$(js stats.json "d['peak_pending_s
 check "no deferred samples: exit 0" eq "$?" 0
 check "no deferred samples: valid JSON" $PY -c 'import json,sys; json.load(sys.stdin)' < fp.json
 check "no deferred samples: zeros" eq "$(js fp.json "d['deferred_samples'] + d['stitched'] + d['records'] + d['orphans_total']")" 0
+"$PERF" report --stats -i fp.data > fp.rstats 2> /dev/null
+check "no deferred samples: samples = every sample ($(stat fp.rstats SAMPLE))" \
+	eq "$(js fp.json "d['samples']")" "$(stat fp.rstats SAMPLE)"
 "$PERF" stitch --stats -i fp.data > fp.txt 2>> fp.err
 check "no deferred samples, text: exit 0" eq "$?" 0
 check "no deferred samples, text: 0 deferred samples" eq "$(text fp.txt 'deferred samples')" 0

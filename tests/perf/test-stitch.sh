@@ -274,6 +274,13 @@ check "pipe mode: same summary" eq "$(grep 'deferred callchains' pipe.err)" "$(g
 check "perf inject keeps the records" has injected.stats "CALLCHAIN_DEFERRED events: +$((nrec))"
 "$PERF" script -i injected.data > injected.script 2> /dev/null
 check "perf inject output stitches the same" same injected.script mixed.data.script
+# --convert-callchain needs DWARF callchains: an error, and no output
+# left as if it were a recording (pristine 7.2: status 0, a 0-byte file)
+"$PERF" inject --convert-callchain -i mixed.data -o convert.data 2> convert.err
+rc=$?
+check "perf inject --convert-callchain, not DWARF: fails (status $rc), saying why" \
+	eval "[ $rc -ne 0 ] && grep -q 'requires DWARF call graph' convert.err"
+no_output "perf inject --convert-callchain, not DWARF" convert.data
 
 # ------------------------------------------------------------ malformed input
 deferred bad.data --bad-sample cookie0:3 --bad-sample nocookie:10 --bad-sample middle:20 --bad-record-cookie0 30

@@ -157,6 +157,7 @@ struct stitch_malformed {
 /* the engine's counters; without it (@stitching false) only the first ones */
 struct stitch_stats {
 	struct unwind_stitcher_stats	engine;
+	u64				samples;	/* every sample read, of any event */
 	bool				stitching;
 	bool				cpu_known;	/* cross_cpu_records is known */
 	struct stitch_malformed		bad;
@@ -168,6 +169,7 @@ static void stitch__stats_text(const struct stitch_stats *ss, FILE *fp)
 	const struct stitch_malformed *bad = &ss->bad;
 	int r;
 
+	fprintf(fp, "%-22s %" PRIu64 "\n", "samples:", ss->samples);
 	fprintf(fp, "%-22s %" PRIu64 "\n", "deferred samples:", st->deferred_samples);
 	if (!ss->stitching && st->deferred_samples + st->records)
 		fprintf(fp, "%-22s not stitched (no sample times)\n", "stitched:");
@@ -208,7 +210,7 @@ static void stitch__stats_json(const struct stitch_stats *ss, FILE *fp)
 
 	fprintf(fp, "{\"stitching\": %s, \"samples\": %" PRIu64 ", \"deferred_samples\": %" PRIu64
 		", \"records\": %" PRIu64 ", \"stitched\": %" PRIu64 ", \"orphans\": {",
-		ss->stitching ? "true" : "false", st->samples, st->deferred_samples,
+		ss->stitching ? "true" : "false", ss->samples, st->deferred_samples,
 		st->records, st->stitched);
 	for (r = 1; r < UNWIND_ORPHAN__MAX; r++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, r > 1 ? ", " : "",
@@ -284,6 +286,7 @@ static int stitch__stats(struct perf_stitch *stitch)
 	if (err < 0)
 		goto out;
 	st.stitching = err;
+	st.samples = stitch->samples_read;
 	err = 0;
 	st.cpu_known = perf_session__deferred_cpu_known(session);
 	st.bad.records = evlist__stats(session->evlist)->nr_invalid_callchain_deferred;

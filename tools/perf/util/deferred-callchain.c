@@ -364,24 +364,30 @@ bool callchain__has_deferred_tail(const struct ip_callchain *chain)
 	return marker >= 0 && (u64)marker + 2 == chain->nr;
 }
 
-int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
-				      const struct perf_sample *sample)
+bool deferred_callchain__pseudo_frame(struct thread *thread, const struct perf_sample *sample,
+				      struct map_symbol *ms)
 {
 	const struct deferred_sample_info *info = sample->deferred;
 	const struct ip_callchain *chain = sample->callchain;
-	struct map_symbol ms = {
-		.thread	= thread,
-	};
 
 	if (!pseudo__init())
-		return 0;	/* reported once: the frame is left out */
+		return false;	/* reported once: the frame is left out */
+	ms->thread = thread;
 	if (info && info->status == DEFERRED_SAMPLE__ORPHAN)
-		ms.sym = pseudo__lost(info->reason);
+		ms->sym = pseudo__lost(info->reason);
 	else
-		ms.sym = pseudo__deferred(chain->ips[chain->nr - 1]);
-	if (!ms.sym)
+		ms->sym = pseudo__deferred(chain->ips[chain->nr - 1]);
+	ms->map = pseudo.map;
+	return ms->sym != NULL;
+}
+
+int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
+				      const struct perf_sample *sample)
+{
+	struct map_symbol ms = { };
+
+	if (!deferred_callchain__pseudo_frame(thread, sample, &ms))
 		return 0;
-	ms.map = pseudo.map;
 	return callchain_cursor_append(cursor, ms.sym->start, &ms, false, NULL, 0, 0, 0, NULL);
 }
 

@@ -17,6 +17,7 @@ struct perf_tool;
 
 struct callchain_cursor;
 struct ip_callchain;
+struct map_symbol;
 struct option;
 struct perf_file_section;
 struct perf_header;
@@ -86,6 +87,13 @@ void deferred_callchain__cookie_frames(bool on);
  */
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
 				      const struct perf_sample *sample);
+/*
+ * The same pseudo-frame as @ms (its map and symbol; not referenced), for
+ * the tools that print a chain without a cursor (perf data convert
+ * --to-json); false when there is none.
+ */
+bool deferred_callchain__pseudo_frame(struct thread *thread, const struct perf_sample *sample,
+				      struct map_symbol *ms);
 
 /*
  * Stitching: every event the session delivers goes through a per-session

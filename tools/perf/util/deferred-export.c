@@ -1535,11 +1535,19 @@ out:
 void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE *fp,
 				    const char *prefix)
 {
-	fprintf(fp, "%s: %" PRIu64 " %s samples exported", prefix, st->exported - st->unfiltered,
-		st->event[0] ? st->event : "(no)");
-	if (st->unfiltered)
-		fprintf(fp, ", and %" PRIu64 " of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
-			st->unfiltered);
+	u64 named = st->exported - st->unfiltered;
+
+	/* a recording of tracepoints only: all of them, none of a named event */
+	if (!named && st->unfiltered) {
+		fprintf(fp, "%s: %" PRIu64 " samples exported, all of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
+			prefix, st->unfiltered);
+	} else {
+		fprintf(fp, "%s: %" PRIu64 " %s%ssamples exported", prefix, named, st->event,
+			st->event[0] ? " " : "");
+		if (st->unfiltered)
+			fprintf(fp, ", and %" PRIu64 " of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
+				st->unfiltered);
+	}
 	if (st->deferred) {
 		fprintf(fp, " (%" PRIu64 " deferred: %" PRIu64 " stitched, %" PRIu64 " orphans",
 			st->deferred, st->stitched, st->orphans);
