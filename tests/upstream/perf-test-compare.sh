@@ -112,7 +112,7 @@ results() {
 			top = id; sub(/\..*/, "", top)
 			res = ""
 			if (match(rest, / *: (Ok|FAILED!|Skip)( \(.*\))? *$/)) {
-				res = substr(rest, RSTART, RLENGTH); sub(/^ +: /, "", res)
+				res = substr(rest, RSTART, RLENGTH); sub(/^ *: /, "", res); sub(/ .*/, "", res)
 				rest = substr(rest, 1, RSTART - 1)
 			} else
 				sub(/ *:$/, "", rest)
