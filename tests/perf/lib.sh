@@ -172,17 +172,20 @@ suite_init() {
 	cd "$tmp" || exit 1
 	# perf reads this configuration only, not the user's ~/.perfconfig,
 	# and a build-id cache of the suite's own, not ~/.debug: what an
-	# earlier run or another checkout left there decides nothing
-	mkdir -p "$tmp/.perf/buildid" || abort "mkdir $tmp/.perf/buildid"
-	printf '[buildid]\n\tdir = %s\n' "$tmp/.perf/buildid" > "$tmp/.perf/config"
+	# earlier run or another checkout left there decides nothing.  The
+	# cache is the ~/.debug of a home directory of the suite's own, which
+	# the system perf gets (below): every perf of the suite sees what the
+	# others recorded (the [vdso] image perf record keeps, say), as on a
+	# user's machine
+	mkdir -p "$tmp/.perf/home/.debug" || abort "mkdir $tmp/.perf/home/.debug"
+	printf '[buildid]\n\tdir = %s\n' "$tmp/.perf/home/.debug" > "$tmp/.perf/config"
 	export PERF_CONFIG=$tmp/.perf/config
 	# but not for the system perf, 6.1: it reads a file's header otherwise
 	# when PERF_CONFIG is set (a file with perf 7.2's bigger attrs is then
 	# read on, where without it 6.1 says "incompatible file format"), and
-	# the suites hold it to what its users see: a home directory of the
-	# suite's own instead (no ~/.perfconfig, ~/.debug in it)
+	# the suites hold it to what its users see: that home directory
+	# instead (no ~/.perfconfig; the cache as its ~/.debug)
 	if [ -x "$SYS_PERF" ]; then
-		mkdir -p "$tmp/.perf/home" || abort "mkdir $tmp/.perf/home"
 		printf '#!/bin/sh\nHOME=%s exec env -u PERF_CONFIG %s "$@"\n' \
 			"$tmp/.perf/home" "$SYS_PERF" > "$tmp/.perf/sys-perf" &&
 			chmod +x "$tmp/.perf/sys-perf" || abort "write $tmp/.perf/sys-perf"
@@ -195,7 +198,7 @@ suite_init() {
 # any machine (that corpus's README: they are recorded under /mnt/clone,
 # which no machine has), copied into the suite's build-id cache
 use_corpus_buildids() {
-	cp -R "$top/tests/corpus/real-7.2/buildid/.build-id" "$tmp/.perf/buildid/" ||
+	cp -R "$top/tests/corpus/real-7.2/buildid/.build-id" "$tmp/.perf/home/.debug/" ||
 		abort "copy the corpus's build-id cache"
 }
 
