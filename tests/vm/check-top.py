@@ -215,13 +215,18 @@ def memory(d, name, headers):
               % (name, mine, theirs), mine <= 1.25 * theirs)
 
 
-def compare(d, name, ref_name, workload, top_text, perf, kernel, hottest, peer=False):
-    """perf top's last full screen against perf report of ref_name.data"""
-    screen, screens = last_full_screen(top_text)
+def program(workload):
+    """the name of the workload's program: 'threads' of 'nice -n 19 .../threads 2 50'"""
     words = workload.split()
     while words[0] == 'nice' or words[0].startswith('-') or words[0].isdigit():
         words.pop(0)
-    dso = os.path.basename(words[0])
+    return os.path.basename(words[0])
+
+
+def compare(d, name, ref_name, workload, top_text, perf, kernel, hottest, peer=False):
+    """perf top's last full screen against perf report of ref_name.data"""
+    screen, screens = last_full_screen(top_text)
+    dso = program(workload)
     ref = os.path.join(d, ref_name + '.data')
     rep = subprocess.run([perf, 'report', '-i', ref, '--children', '--stdio', '--sort=dso,sym',
                           '--call-graph=graph,0,callee', '--kallsyms',
@@ -238,7 +243,8 @@ def compare(d, name, ref_name, workload, top_text, perf, kernel, hottest, peer=F
     print('     %s: %s functions, perf report: %s' % (name, dso, sorted(
         ((f, c) for f, c in r_fn.items() if c >= 1), key=lambda x: -x[1])))
     if not peer:
-        hottest[workload] = [f for f, c in r_fn.items() if c >= 20]
+        # by program: the TUI runs the same one longer
+        hottest[dso] = [f for f, c in r_fn.items() if c >= 20]
     miss_t = [f for f, c in r_fn.items() if c >= 20 and t_fn.get(f, 0) < 10]
     miss_r = [f for f, c in t_fn.items() if c >= 20 and r_fn.get(f, 0) < 10]
     check('%s: the same hottest %s functions as perf report' % (name, dso),
@@ -267,13 +273,13 @@ def main(d):
             p = line.split()
             if len(p) >= 3:
                 kernel.add(p[2])
-    hottest = {}    # workload command line -> its functions with 20% or more
+    hottest = {}    # workload program -> its functions with 20% or more
     for line in open(tops):
         if line.startswith('#') or not line.strip():
             continue
         name, cmd, workload, status = line.rstrip('\n').split('\t')
         if status == 'tui':
-            check_tui(d, name, hottest.get(workload))
+            check_tui(d, name, hottest.get(program(workload)))
             continue
         top_text = open(os.path.join(d, 'top', name + '.top'), errors='replace').read()
         err = open(os.path.join(d, 'top', name + '.err'), errors='replace').read()
