@@ -1354,6 +1354,14 @@ int unwind_stitcher__horizon(struct unwind_stitcher *st, uint64_t time)
 	return settle(st, 0);
 }
 
+int unwind_stitcher__advance(struct unwind_stitcher *st, uint64_t time)
+{
+	if (!st)
+		return -EINVAL;
+	advance(st, time);
+	return settle(st, 0);
+}
+
 static int task_boundary(struct unwind_stitcher *st, uint32_t tid, uint64_t time, bool exit)
 {
 	struct task *t;

@@ -609,6 +609,40 @@ START_TEST(test_horizon_monotonic)
 }
 END_TEST
 
+/*
+ * A live reader's input goes quiet: the clock it passes decides what waited
+ * for the window, a stitched sample and one whose task moved on, without a
+ * next input; an earlier time changes nothing.
+ */
+START_TEST(test_advance)
+{
+	struct unwind_stitcher *st = new_stitcher(UNWIND_STITCHER_ORDER_RESOLVED, 0);
+
+	ck_assert_int_eq(unwind_stitcher__advance(NULL, 1), -EINVAL);
+	sample(st, 1, 10, 11, 1000, C1);
+	record(st, 10, 11, 5, 1010, C1, U1, 3);
+	sample(st, 2, 20, 21, 1020, C2);
+	record(st, 20, 21, 5, 1030, C3, U2, 2);	/* task 21's next entry */
+	ck_assert_int_eq(unwind_stitcher__advance(st, 1110), 0);
+	ck_assert_ptr_null(find(1));		/* a window after the record: not yet */
+	ck_assert_int_eq(unwind_stitcher__advance(st, 500), 0);	/* earlier: nothing */
+	ck_assert_ptr_null(find(1));
+	ck_assert_int_eq(unwind_stitcher__advance(st, 1111), 0);
+	assert_stitched(find(1), U1, 3);
+	ck_assert_ptr_null(find(2));
+	ck_assert_int_eq(unwind_stitcher__advance(st, 1300), 0);
+	ck_assert_ptr_null(find(2));		/* first check: evidence noted */
+	ck_assert_int_eq(unwind_stitcher__advance(st, 1401), 0);
+	assert_orphan(find(2), UNWIND_ORPHAN_RECORD_LOST);
+	ck_assert_uint_eq(stats_of(st).pending_samples, 0);
+	ck_assert_uint_eq(stats_of(st).samples, 2);	/* advancing is no input */
+	ck_assert_uint_eq(stats_of(st).passthrough, 0);
+	unwind_stitcher__finish(st);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /* A task blocked in the kernel: its sample's record comes many windows later. */
 START_TEST(test_blocked_record_first)
 {
@@ -1146,6 +1180,7 @@ int main(void)
 	tcase_add_test(tc, test_record_after_exit_sorted);
 	tcase_add_test(tc, test_horizon_long_round);
 	tcase_add_test(tc, test_horizon_monotonic);
+	tcase_add_test(tc, test_advance);
 	tcase_add_test(tc, test_blocked_record_first);
 	tcase_add_test(tc, test_stream_ended);
 	tcase_add_test(tc, test_memory_cap);

@@ -232,6 +232,17 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__add_passthrough(struct unwind_stitcher
  */
 LIBUNWIND_COOKIE_API int unwind_stitcher__horizon(struct unwind_stitcher *st, uint64_t time);
 
+/*
+ * The stream's clock has reached @time though no input says so: a live
+ * reader whose sources went quiet (the profiled task sleeps or exited)
+ * passes the time its own clock shows, so that what waits for the window
+ * to pass, a stitched sample kept for copies of its record, a sample whose
+ * task moved on, is decided without a next input. Moves the clock as an
+ * input of that time would; an earlier @time changes nothing. The caller
+ * promises that what it still has to feed is at most a window older.
+ */
+LIBUNWIND_COOKIE_API int unwind_stitcher__advance(struct unwind_stitcher *st, uint64_t time);
+
 /* Records written on @cpu up to @time may have been lost (PERF_RECORD_LOST). */
 LIBUNWIND_COOKIE_API int unwind_stitcher__lost(struct unwind_stitcher *st, uint32_t cpu,
 					       uint64_t time);
