@@ -36,6 +36,7 @@
 #include "session.h"
 #include "symbol.h"
 #include "thread.h"
+#include "time-utils.h"
 #include "tool.h"
 #include "units.h"
 #include "deferred-callchain.h"
@@ -118,6 +119,8 @@ struct deferred_callchain {
 	u64				nr_records_no_cpu;
 	/* the newest time fed to the engine: the time of an item without one */
 	u64				clock;
+	/* perf top: CLOCK_MONOTONIC when the clock last moved (rdclock()) */
+	u64				clock_read_at;
 	/* the clock at the last PERF_RECORD_FINISHED_ROUND */
 	u64				round_clock;
 	/* in file order, nothing still to come is older (the rounds say) */
@@ -991,13 +994,41 @@ int deferred_callchain__feed(struct perf_session *session, union perf_event *eve
 			     struct perf_sample *sample)
 {
 	struct deferred_callchain *dc = session->deferred;
+	u64 clock = dc->clock;
+	int err;
 
 	if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
 	    !deferred__record_fits(event)) {
 		evlist__stats(dc->session->evlist)->nr_invalid_callchain_deferred++;
 		return 0;
 	}
-	return deferred__feed(dc, event, sample, 0, NULL);
+	err = deferred__feed(dc, event, sample, 0, NULL);
+	if (dc->clock != clock)
+		dc->clock_read_at = rdclock();
+	return err;
+}
+
+/*
+ * The engine only learns of time from its input: without this a task that
+ * sleeps or exited would leave its last window of samples held until it
+ * runs again, or for good.  The kernel's clock went on since the newest
+ * event was read, by at least the CLOCK_MONOTONIC time since then (it was
+ * written before it was read); less a window, as an event may still wait
+ * in a ring buffer the reader has not got to (what comes later than that
+ * goes on as a late arrival would).
+ */
+int deferred_callchain__live_tick(struct perf_session *session)
+{
+	struct deferred_callchain *dc = session->deferred;
+	u64 window = dc->window ?: UNWIND_STITCHER_DEFAULT_WINDOW;
+	u64 quiet_for;
+
+	if (!dc->st || !dc->clock_read_at)
+		return 0;
+	quiet_for = rdclock() - dc->clock_read_at;
+	if (quiet_for <= window)
+		return 0;
+	return deferred__result(dc, unwind_stitcher__advance(dc->st, dc->clock + quiet_for - window));
 }
 
 size_t deferred_callchain__snprintf_live(struct perf_session *session, char *bf, size_t size)

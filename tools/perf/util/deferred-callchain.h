@@ -137,6 +137,11 @@ int deferred_callchain__live_init(struct perf_session *session, u64 window, u64 
 int deferred_callchain__feed(struct perf_session *session, union perf_event *event,
 			     struct perf_sample *sample);
 /*
+ * perf top's input is quiet: the engine is told the time has gone on, so
+ * that the samples it holds leave when their window has passed.
+ */
+int deferred_callchain__live_tick(struct perf_session *session);
+/*
  * For perf top's header: " deferred: N waiting, stitched: N/N orphans:
  * N/N", samples held for their record now, then as many as since the
  * last call / in all.
