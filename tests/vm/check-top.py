@@ -10,7 +10,8 @@ report of that recording, both in the children view, callchains in callee
 order (a sample's frames from the sampled function outwards: its kernel
 frames first, then the user frames stitched under them):
 
-  - perf top stopped at the SIGINT, its end summary counts stitched samples;
+  - perf top stopped at the SIGINT, its end summary counts stitched samples,
+    and every deferred sample in it is stitched or an orphan;
   - every screen's header counts the samples waiting ("deferred: N
     waiting"); no "[user stack deferred]" frame anywhere (a live view
     shows every sample stitched or as an orphan);
@@ -28,9 +29,10 @@ frames first, then the user frames stitched under them):
     workload frame is one perf report shows under kernel frames too.
 
 A frame pointer peer (top-fp-NAME: perf top -g of the same workload) is
-held to the same report, of top-NAME.data.  The TUI's pane (status
-'tui') must count the samples waiting in its title and show the hottest
-functions of the report of the same workload.  A run without a
+held to the same report, of top-NAME.data.  The TUI's panes (status
+'tui') must count the samples waiting in their titles, keep the
+callchains expanded, show the hottest functions of the report of the same
+workload, and let no sample wait once the workload is gone.  A run without a
 reference (the ASan run) must stop at the SIGINT with no
 sanitizer report and stitch samples.  Prints "ok   - ..." / "FAIL - ..."
 lines; the exit status is the number of failures (at most 100).
@@ -42,7 +44,8 @@ import subprocess
 import sys
 
 ENTRY = re.compile(r'^\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$')
-SUMMARY = re.compile(r'perf top: deferred callchains: (\d+) deferred samples, (\d+) stitched.*')
+SUMMARY = re.compile(r'perf top: deferred callchains: (\d+) deferred samples, (\d+) stitched '
+                     r'\([\d.]+%\), (\d+) orphans.*')
 WAITING = re.compile(r' deferred: (\d+) waiting, stitched: (\d+)/(\d+)')
 SANITIZER = re.compile(r'ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: \w+Sanitizer')
 CLEAR = '\x1b[H\x1b[2J'
@@ -137,54 +140,64 @@ def last_full_screen(top_text):
     return (screens[-1] if screens else ''), screens
 
 
-HIST_ENTRY = re.compile(r'^[-+ ]\s+\d+\.\d+%\s+\d+\.\d+%\s', re.M)
+# a callchain line of the TUI that is an address only: a frame without its symbol
+BARE_FRAME = re.compile(r'^[\s+-]*(?:[\d.]+% )?(0x[0-9a-f]+)\s*$', re.M)
 EXPANDED = re.compile(r'^-\s+\d+\.\d+%\s+\d+\.\d+%\s', re.M)
 
 
-def check_tui(d, name, hottest):
-    """The TUI's panes (tmux capture-pane every second once the callchains
-    are expanded with 'E').  In TCG perf top stops taking samples for
-    seconds at a time, with or without deferral (the frame pointer peer's
-    first screens show it too), and with -z a refresh shows only the
-    samples of its own interval: a pane can be empty ("Collecting
-    samples...").  perf top must not stall for good, though: its title's
-    stitched total grows over the panes, and the last pane that draws the
-    histogram expanded shows the hottest functions of perf report."""
-    paths = sorted(glob.glob(os.path.join(d, 'top', name + '.tui.*')),
+def panes_of(d, name, kind):
+    paths = sorted(glob.glob(os.path.join(d, 'top', '%s.%s.*' % (name, kind))),
                    key=lambda p: int(p.rsplit('.', 1)[1]))
-    panes = [open(p, errors='replace').read() for p in paths]
+    return [open(p, errors='replace').read() for p in paths]
+
+
+def title_of(pane):
+    return pane.splitlines()[0] if pane.strip() else ''
+
+
+def check_tui(d, name, hottest):
+    """The TUI's panes, a second apart once the callchains are expanded
+    with 'E' (NAME.tui.N), then once the workload was killed (NAME.gone.N).
+    perf top runs without -z there: its entries live on from refresh to
+    refresh, unfolded once expanded.  Every pane draws the histogram
+    expanded, its title's stitched total grows while the workload runs,
+    the last pane shows the hottest functions of perf report, every frame
+    drawn has its name (the workload's binaries all have symbols), and once the
+    workload is gone the samples it left waiting leave: perf top's input
+    is quiet then, and its clock alone moves the stitch engine on."""
+    panes = panes_of(d, name, 'tui')
+    gone = panes_of(d, name, 'gone')
     err = open(os.path.join(d, 'top', name + '.err'), errors='replace').read()
-    titles = [p.splitlines()[0] if p.strip() else '' for p in panes]
+    titles = [title_of(p) for p in panes]
     totals = [int(m.group(3)) for m in (WAITING.search(t) for t in titles) if m]
     drawn = [p for p in panes if EXPANDED.search(p)]
-    # the longest run of panes without a sample stitched
-    still, longest = 0, 0
-    for a, b in zip(totals, totals[1:]):
-        still = still + 1 if b == a else 0
-        longest = max(longest, still)
+    gone_waiting = [int(m.group(1)) for m in (WAITING.search(title_of(p)) for p in gone) if m]
     print('     %s: %d panes a second apart, %d drawing the histogram expanded; '
-          'stitched total per pane %s (longest stall %d s)' %
-          (name, len(panes), len(drawn), totals, longest))
-    if drawn:
-        print('     %s: the last pane drawn:' % name)
-        for line in drawn[-1].splitlines()[:30]:
-            print('     | %s' % line.rstrip())
-    elif panes:
+          'stitched total per pane %s; once the workload was killed, samples waiting %s' %
+          (name, len(panes), len(drawn), totals, gone_waiting))
+    if panes:
         print('     %s: the last pane:' % name)
         for line in panes[-1].splitlines()[:30]:
             print('     | %s' % line.rstrip())
     check('%s: every title counts the samples waiting' % name,
-          panes and all(WAITING.search(t) for t in titles), 'titles above')
+          panes and all(WAITING.search(t) for t in titles + [title_of(p) for p in gone]),
+          'titles above')
     check('%s: perf top goes on stitching under the TUI (stitched total %s -> %s)' %
           (name, totals[0] if totals else '-', totals[-1] if totals else '-'),
           len(totals) >= 2 and totals[-1] > totals[0])
-    check('%s: a pane draws the histogram with its callchains expanded (%d of %d)' %
-          (name, len(drawn), len(panes)), drawn)
+    check('%s: every pane draws the histogram with its callchains expanded (%d of %d)' %
+          (name, len(drawn), len(panes)), panes and len(drawn) == len(panes))
     check('%s: no [user stack deferred] frame' % name,
-          not any('[user stack deferred' in p for p in panes))
+          not any('[user stack deferred' in p for p in panes + gone))
+    bare = sorted(set(m.group(1) for p in panes + gone for m in BARE_FRAME.finditer(p)))
+    check('%s: every frame of the callchains drawn has its name (bare addresses: %s)' %
+          (name, ', '.join(bare[:5]) or 'none'), not bare)
     check('%s: the hottest functions of the same workload in perf report (%s)' %
           (name, ', '.join(sorted(hottest or []))),
-          hottest and drawn and all(f in drawn[-1] for f in hottest), 'last pane drawn above')
+          hottest and panes and all(f in panes[-1] for f in hottest), 'last pane above')
+    check('%s: once the workload is gone no sample waits (samples waiting %s)' %
+          (name, gone_waiting), len(gone_waiting) == len(gone) and gone_waiting and
+          gone_waiting[-1] == 0)
     check('%s: nothing on stderr' % name, not err.strip(), err.strip()[-300:])
 
 
@@ -300,6 +313,10 @@ def main(d):
               summary and summary[-1].group(0) or 'no summary in stderr')
         if summary:
             print('     %s' % summary[-1].group(0))
+        # the samples still waiting at the stop leave too, stitched or orphans
+        check('%s: every deferred sample of the summary stitched or an orphan' % name,
+              summary and int(summary[-1].group(1)) ==
+              int(summary[-1].group(2)) + int(summary[-1].group(3)))
         if 'asan' in name:
             bad = [l for l in err.splitlines() if SANITIZER.search(l)]
             check('%s: no sanitizer report' % name, not bad, '; '.join(bad[:3]))

@@ -225,35 +225,46 @@ top_live() {
 }
 
 # top_tui NAME SECONDS WORKLOAD...: perf top's TUI with deferred
-# callchains in a tmux of 200x50 on the workload for SECONDS, callchains
-# expanded ('E') TUI_PANES seconds before the end and the pane captured as
-# text every second from then on, into OUT/top/NAME.tui.1, .2, ...  In
-# TCG perf top stops taking samples for seconds at a time, with or without
-# deferral (symbols to load at its start, every frame to resolve once the
-# callchains are expanded), then drops what it fell behind on; and with
-# -z each refresh shows the samples of its own interval only: one capture
-# can fall on an empty screen, the panes show when it draws again.  tmux's
-# socket in /run: one on virtiofs does not work
-TUI_PANES=28
+# callchains in a tmux of 200x50 on the workload, which must run until it
+# is killed.  Once a pane shows the histogram (perf top takes 10-25 s to
+# start in TCG; at most SECONDS) the callchains are expanded ('E') and the
+# pane captured as text a second apart, into OUT/top/NAME.tui.1, .2, ...;
+# then the workload is killed and the panes that follow go into
+# OUT/top/NAME.gone.1, ...: the samples it left waiting must leave.  No
+# -z: with it every refresh starts from new, folded entries, and 'E'
+# unfolds only the screen it is pressed on.  Each capture costs 1-2 s in
+# the guest.  tmux's socket in /run: one on virtiofs does not work
+TUI_PANES=10
+TUI_GONE_PANES=5
 top_tui() {
-	local name=$1 secs=$2 pid i tmux=(tmux -S "$TMP/tmux.sock")
+	local name=$1 secs=$2 pid i pane tmux=(tmux -S "$TMP/tmux.sock")
 	shift 2
 	start_workload "$name" "$@"
 	TERM=xterm-256color "${tmux[@]}" new-session -d -x 200 -y 50 \
 		"$PERF top --call-graph=deferred,callee $TOP_OPTS -p $pid 2> $OUT/top/$name.err"
-	read -r -t "$((secs - TUI_PANES - 1))" -u 7
+	for ((i = 0; i < secs; i++)); do
+		read -r -t 1 -u 7
+		pane=$("${tmux[@]}" capture-pane -p)
+		[[ $pane =~ [0-9]+\.[0-9]+%\ +[0-9]+\.[0-9]+%\ + ]] && break
+	done
+	say "top  $name: histogram drawn after ${i}s, expanding it"
 	"${tmux[@]}" send-keys E
 	for ((i = 1; i <= TUI_PANES; i++)); do
 		read -r -t 1 -u 7
 		"${tmux[@]}" capture-pane -p > "$OUT/top/$name.tui.$i"
 	done
+	kill "$pid"
+	wait "$pid"
+	for ((i = 1; i <= TUI_GONE_PANES; i++)); do
+		read -r -t 1 -u 7
+		"${tmux[@]}" capture-pane -p > "$OUT/top/$name.gone.$i"
+	done
 	"${tmux[@]}" send-keys q
 	read -r -t 1 -u 7
 	"${tmux[@]}" kill-server 2> /dev/null
-	wait "$pid"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$PERF top --call-graph=deferred,callee $TOP_OPTS -p PID (TUI)" \
 		"$(quote "$@")" tui >> "$OUT/TOPS"
-	say "top  $name: TUI captured ($TUI_PANES panes)"
+	say "top  $name: TUI captured ($TUI_PANES panes expanded, $TUI_GONE_PANES once the workload was killed)"
 }
 
 # top_system NAME PERF SECONDS DELAY "TOP OPTIONS" WORKLOAD...: perf top
@@ -299,8 +310,9 @@ top_check_set() {
 	top_live top-fpdefer-blocker "$PERF" $s "--call-graph=fp,defer,callee $o -E 400" \
 		nice -n 19 "$BIN/blocker" 11
 	record top-fpdefer-blocker.data "--call-graph=fp,defer -F 250" "$BIN/blocker" 2
-	# 60 s: its panes from 31 s on, once it has started
-	TOP_OPTS=$o top_tui top-tui 60 nice -n 19 "$BIN/threads" 2 65
+	# killed once its panes are captured
+	TOP_OPTS="-F 250 -d 3 --proc-map-timeout 10000" \
+		top_tui top-tui 60 nice -n 19 "$BIN/threads" 2 600
 	# fork/exit and exec churn under ASan and UBSan: every report is an error
 	if [ -x "$repo/build/perf-asan" ]; then
 		ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1 \
