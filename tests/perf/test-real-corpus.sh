@@ -7,7 +7,7 @@
 # the kernel's own records decide each sample's user stack, and perf
 # script, perf script -i - for pipes, the Python dict, perf report ordered
 # and --stats, perf stitch -o, --stats=json and -F folded must all say the
-# same, sample for sample.  No VM needed: every machine checks real kernel
+# same, sample for sample; the user frames resolve as the record's own.  No VM needed: every machine checks real kernel
 # output on every run.
 #
 # The corpus must keep showing what the models never made: late samples
@@ -85,6 +85,25 @@ check "corpus: a record more than 2 s after its sample ($(feature max_wait_ns) n
 	gt "$(feature max_wait_ns)" 2000000000
 check "corpus: a late sample more than 100 ms after its record ($(feature max_late_ns) ns)" \
 	gt "$(feature max_late_ns)" 100000000
+# The user part of a stitched sample was taken when its record was
+# written: it resolves against the maps of then, as perf script prints the
+# record itself (--show-deferred-events), though the sample leaves in its
+# place in time.  An execve() sampled after its COMM but before the new
+# program's MMAP2s is stitched to the new program's stack (_start in
+# ld.so): in the maps of the sample's time, [unknown].
+F=comm,tid,time,ip,sym,symoff,dso
+for f in "$corpus"/*.data; do
+	name=$(basename "$f" .data)
+	"$PERF" script -F $F -i "$f" > "$name.merged" 2> /dev/null
+	"$PERF" script -F $F -i "$f" --no-merge-callchains --show-deferred-events \
+		> "$name.unmerged" 2> /dev/null
+	"$ORACLE_PY" "$here/helpers/record-maps-check.py" "$name.merged" "$name.unmerged" \
+		> "$name.maps" 2>&1
+	rc=$?
+	check "$name: user parts in their record's maps ($(tail -1 "$name.maps"))" [ $rc -eq 0 ]
+	[ $rc -eq 0 ] || head -9 "$name.maps" | sed 's/^/     /'
+done
+
 check "corpus: a recording of context switches for perf sched timehist (${timehist:-0})" \
 	gt "${timehist:-0}" 0
 

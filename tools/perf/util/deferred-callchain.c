@@ -40,6 +40,7 @@
 #include "tool.h"
 #include "units.h"
 #include "deferred-callchain.h"
+#include "deferred-maps.h"
 
 /*
  * Stitching.
@@ -110,6 +111,10 @@ struct deferred_callchain {
 	enum unwind_cookie_layout	layout;
 	/* items fed to the engine and not yet handed back */
 	u64				outstanding;
+	/* said once that the memory cap made orphans */
+	bool				cap_warned;
+	/* user mappings held behind samples (reading a file) */
+	struct deferred_maps		maps;
 	/* first error of a delivery from inside the engine */
 	int				err;
 	/* counted whether stitching or not */
@@ -384,6 +389,16 @@ bool deferred_callchain__pseudo_frame(struct thread *thread, const struct perf_s
 	return ms->sym != NULL;
 }
 
+struct thread *deferred_callchain__ip_thread(const struct perf_sample *sample,
+					     struct thread *thread, u8 cpumode)
+{
+	const struct deferred_sample_info *info = sample->deferred;
+
+	if (info && info->user_thread && cpumode == PERF_RECORD_MISC_USER)
+		return info->user_thread;
+	return thread;
+}
+
 int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
 				      const struct perf_sample *sample)
 {
@@ -396,18 +411,41 @@ int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct th
 
 /* ---- the session side ---- */
 
+/*
+ * The library's own messages, in its words ("libunwind-cookie: ..."), as
+ * perf shows libbpf's: with -v.  What a user must know of it, perf says in
+ * its own (deferred__warn_cap()).
+ */
 static int deferred__print(enum libunwind_cookie_print_level level, const char *fmt, va_list ap)
 {
 	switch (level) {
 	case LIBUNWIND_COOKIE_ERR:
 	case LIBUNWIND_COOKIE_WARN:
-		return veprintf(0, verbose, fmt, ap);
 	case LIBUNWIND_COOKIE_INFO:
 		return veprintf(1, verbose, fmt, ap);
 	case LIBUNWIND_COOKIE_DEBUG:
 	default:
 		return veprintf(2, verbose, fmt, ap);
 	}
+}
+
+/* The first sample the memory cap made an orphan: say so once, as perf. */
+static void deferred__warn_cap(struct deferred_callchain *dc)
+{
+	static const char * const units[] = { "B", "KiB", "MiB", "GiB" };
+	u64 size = dc->max_bytes ?: UNWIND_STITCHER_DEFAULT_MAX_BYTES;
+	unsigned int unit = 0;
+
+	if (dc->cap_warned)
+		return;
+	dc->cap_warned = true;
+	/* as --stitch-max-mem takes it: 1M is 1 MiB */
+	while (unit + 1 < ARRAY_SIZE(units) && size >= 1024 && !(size % 1024)) {
+		size /= 1024;
+		unit++;
+	}
+	pr_warning("Deferred user callchains: the samples waiting for their records reached the memory cap of %" PRIu64 " %s (--stitch-max-mem): the oldest leave without their user part, as '[user stack lost: memory cap]'; raise the cap to keep them.\n",
+		   size, units[unit]);
 }
 
 static enum unwind_cookie_layout deferred__layout(struct perf_session *session)
@@ -513,6 +551,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 	int err;
 
 	dc->outstanding--;
+	deferred_maps__release(&dc->maps, item->event);
 	if (dc->err)
 		goto out;
 
@@ -538,10 +577,17 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		dc->info.record_cpu_known = s->record_cpu != UNWIND_STITCHER_CPU_UNKNOWN;
 		dc->info.record_time = s->record_time;
 		dc->info.late = s->late;
+		/* perf top resolves when the sample leaves, after its record */
+		if (!dc->deliver && s->record_time > sample.time)
+			dc->info.user_thread = deferred_maps__thread_at(&dc->maps,
+									&dc->session->machines.host,
+									&sample, s->record_time);
 		sample.deferred = &dc->info;
 		dc->nr_stitched++;
 		break;
 	case UNWIND_STITCH_ORPHAN:
+		if (s->reason == UNWIND_ORPHAN_MEMORY_CAP)
+			deferred__warn_cap(dc);
 		dc->nr_orphans++;
 		deferred__set_info(dc, s->cookie, DEFERRED_SAMPLE__ORPHAN);
 		dc->info.reason = s->reason;
@@ -554,6 +600,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 	}
 
 	err = deferred__pass(dc, item->event, &sample, item->file_offset, item->file_path);
+	thread__zput(dc->info.user_thread);
 out_err:
 	perf_sample__exit(&sample);
 	if (err)
@@ -721,10 +768,16 @@ static int deferred__forward(struct deferred_callchain *dc, union perf_event *ev
 	if (!item)
 		return -ENOMEM;
 	time = deferred__time(dc, sample);
+	err = deferred_maps__hold(&dc->maps, item->event, time);
+	if (err) {
+		free(item);
+		return deferred__result(dc, err);
+	}
 	dc->outstanding++;
 	err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
 	if (err) {
 		dc->outstanding--;
+		deferred_maps__release(&dc->maps, item->event);
 		free(item);
 	}
 	return deferred__result(dc, err);
@@ -930,6 +983,7 @@ void deferred_callchain__session_init(struct perf_session *session)
 	}
 	dc->session = session;
 	dc->layout = deferred__layout(session);
+	deferred_maps__init(&dc->maps);
 	/* -D shows the events as they are in the file */
 	dc->stitch = session->tool->merge_deferred_callchains && !dump_trace;
 	/*
@@ -966,6 +1020,7 @@ int deferred_callchain__live_init(struct perf_session *session, u64 window, u64 
 		return -ENOMEM;
 	dc->session = session;
 	dc->layout = deferred__layout(session);
+	deferred_maps__init(&dc->maps);
 	dc->stitch = true;
 	dc->window = window;
 	dc->max_bytes = max_bytes;
@@ -1090,6 +1145,7 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 		unwind_stitcher__finish(dc->st);
 		unwind_stitcher__delete(dc->st);
 	}
+	deferred_maps__exit(&dc->maps);
 	free(dc->chain);
 	free(dc);
 }

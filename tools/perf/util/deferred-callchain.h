@@ -55,7 +55,20 @@ struct deferred_sample_info {
 	bool	record_cpu_known;	/* false: its event has no PERF_SAMPLE_CPU */
 	u64	record_time;
 	bool	late;			/* taken after the record was written */
+	/*
+	 * The sample's thread with the maps of the record's time, when the
+	 * task mapped code in between (an exec); NULL: its own thread's.
+	 */
+	struct thread *user_thread;
 };
+
+/*
+ * The thread whose maps resolve an address of @sample's callchain in
+ * context @cpumode: the user part of a stitched chain was taken when its
+ * record was written, and resolves against the maps of then.
+ */
+struct thread *deferred_callchain__ip_thread(const struct perf_sample *sample,
+					     struct thread *thread, u8 cpumode);
 
 /* "stitched", "orphan", "unstitched" */
 const char *deferred_sample_info__status(const struct deferred_sample_info *info);

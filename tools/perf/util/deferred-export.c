@@ -535,7 +535,8 @@ static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
 			continue;
 		}
 		entries++;
-		err = export__resolve_ip(&rd->es, thread, cpumode, ip, &frames, &n);
+		err = export__resolve_ip(&rd->es, deferred_callchain__ip_thread(sample, thread, cpumode),
+					 cpumode, ip, &frames, &n);
 		for (f = 0; !err && f < n; f++)
 			err = reader__push(rd, rd->es.addr_frames[frames + f]);
 		if (err)
@@ -726,7 +727,8 @@ static int export_chains__add(struct export_chains *c, struct export_id_slot *sl
  * The sample's stack id into *stack: 0, 1 when perf script prints the
  * sample without its callchain, or -errno.  A frame pointer chain seen
  * in the same maps since they last changed is not walked again; a chain
- * with a deferred tail is (its pseudo-frame tells the sample's fate).
+ * with a deferred tail is (its pseudo-frame tells the sample's fate), and
+ * so is one whose user part resolves in the maps of its record's time.
  */
 static int reader__stack(struct export_reader *rd, struct addr_location *al,
 			 struct perf_sample *sample, struct machine *machine, u32 *stack)
@@ -741,8 +743,10 @@ static int reader__stack(struct export_reader *rd, struct addr_location *al,
 	u32 hash = 0;
 	int err;
 
+	/* a user part in the maps of its record's time: not those of the key */
 	if (key.maps && !evsel__walks_cursor(sample->evsel) &&
-	    !callchain__has_deferred_tail(key.chain)) {
+	    !callchain__has_deferred_tail(key.chain) &&
+	    !(sample->deferred && sample->deferred->user_thread)) {
 		if (c->stale || c->nr_ips + key.chain->nr > EXPORT_CHAINS_MAX_IPS)
 			export_chains__clear(c);
 		err = id_table__reserve(&c->ids);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_DEFERRED_MAPS_H
+#define __PERF_DEFERRED_MAPS_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct machine;
+struct perf_sample;
+struct thread;
+union perf_event;
+
+/*
+ * The user mappings (PERF_RECORD_MMAP, MMAP2) the session holds behind a
+ * deferred sample: written after it, so not yet in perf's maps when it
+ * leaves, though its user part, taken at the return to user space, may
+ * lie in them (an exec: the record shows the new program's ld.so, mapped
+ * while the sample's execve() ran).
+ */
+struct deferred_maps {
+	struct list_head	held;	/* struct deferred_map_event, in the order held */
+};
+
+void deferred_maps__init(struct deferred_maps *dm);
+void deferred_maps__exit(struct deferred_maps *dm);
+
+/* @event, a mapping of @time, waits behind a held sample: 0 or -ENOMEM */
+int deferred_maps__hold(struct deferred_maps *dm, union perf_event *event, u64 time);
+/* @event is delivered: perf's maps have it now */
+void deferred_maps__release(struct deferred_maps *dm, union perf_event *event);
+
+/*
+ * @sample's thread with the maps of @record_time, those of perf and the
+ * mappings held of its process written up to then: a new thread, not in
+ * @machine, to be put with thread__put(); NULL when no held mapping
+ * changes them (or on error: the maps of the sample's time are used).
+ */
+struct thread *deferred_maps__thread_at(struct deferred_maps *dm, struct machine *machine,
+					const struct perf_sample *sample, u64 record_time);
+
+#endif /* __PERF_DEFERRED_MAPS_H */
