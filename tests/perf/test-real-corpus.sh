@@ -90,7 +90,8 @@ check "corpus: a late sample more than 100 ms after its record ($(feature max_la
 # record itself (--show-deferred-events), though the sample leaves in its
 # place in time.  An execve() sampled after its COMM but before the new
 # program's MMAP2s is stitched to the new program's stack (_start in
-# ld.so): in the maps of the sample's time, [unknown].
+# ld.so): in the maps of the sample's time, [unknown].  The records print
+# their frames, also those of a dummy tracking event (a tracepoint's).
 F=comm,tid,time,ip,sym,symoff,dso
 for f in "$corpus"/*.data; do
 	name=$(basename "$f" .data)
