@@ -3,8 +3,9 @@
 #
 # Every perf subcommand that reads samples, ours against pristine perf 7.2,
 # on real 7.2 recordings of the corpus (tests/corpus/real-7.2): a
-# system-wide one (sysw), an off-CPU sched_switch one (offcpu-sched), a
-# pipe stream (blocker-pipe) and a perf record -z one (threads-z).
+# system-wide one (sysw), an off-CPU sched_switch one (offcpu-sched) and
+# a pipe stream (blocker-pipe); perf record -z files are read through the
+# same session (test-upstream-files.sh, the corpus' threads-z).
 #
 # For each (recording, command), ours fails the suite when it
 #   - is killed by a signal, or runs past the time limit;
@@ -36,13 +37,12 @@ LIMIT=300	# seconds a command may take
 # recording)
 COMMANDS=(
 	"report --stdio -i FILE"
-	"report --stdio --no-children -g caller -i FILE"
 	"report --stdio -g none -s dso,sym -i FILE"
 	"report --stdio -n -g none -s pid -i FILE"
 	"report --stats -i FILE"
 	"script -i FILE"
-	"script -F comm,tid,time,ip,sym,dso -i FILE"
 	"script -G -i FILE"
+	"script -G -F comm,tid,time,ip,sym,dso -i FILE"
 	"script -s HELPERS/callchain-names.py -i FILE"
 	"annotate --stdio -i FILE"
 	"diff FILE FILE"
@@ -95,7 +95,7 @@ run() {
 
 echo "| recording | command | ours | pristine 7.2 |" > cross-tool.md
 echo "|---|---|---|---|" >> cross-tool.md
-for name in sysw offcpu-sched blocker-pipe threads-z; do
+for name in sysw offcpu-sched blocker-pipe; do
 	f=$corpus/$name.data
 	[ -f "$f" ] || abort "$f: not in the corpus"
 	"$PERF" script --show-deferred-events -F time -i "$f" > cookies.txt 2> /dev/null

@@ -303,15 +303,23 @@ script bad.data
 offs=$(sed -nE 's/.* bad=(0x[0-9a-f]+).*/\1/p' bad.data.gen)
 check "malformed: exit status 0" eq "$(cat bad.data.rc)" 0
 for o in $offs; do
-	check "malformed sample at $o reported with its offset" has bad.data.err "^$o \[0x[0-9a-f]+\]: malformed deferred callchain in a sample: .*, skipping it$"
+	check "malformed sample at $o reported with its offset" has bad.data.err "^$o \[0x[0-9a-f]+\]: malformed deferred callchain in a sample: .*, its user part lost$"
 done
-check "malformed: cookie 0 named" has bad.data.err 'malformed deferred callchain in a sample: cookie 0, skipping it'
-check "malformed: misplaced marker named" has bad.data.err 'in a sample: PERF_CONTEXT_USER_DEFERRED at entry [0-9]+ of [0-9]+, not second to last, skipping it'
+check "malformed: cookie 0 named" has bad.data.err 'malformed deferred callchain in a sample: cookie 0, its user part lost'
+check "malformed: misplaced marker named" has bad.data.err 'in a sample: PERF_CONTEXT_USER_DEFERRED at entry [0-9]+ of [0-9]+, not second to last, its user part lost'
 check "malformed: record with cookie 0 reported" has bad.data.err 'malformed PERF_RECORD_CALLCHAIN_DEFERRED: cookie 0'
-check "malformed: samples skipped" eq "$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' bad.data.script)" "$((nsamples - 3))"
-check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples with a malformed deferred callchain were skipped'
+# kept, with their weight and kernel part: nothing is lost silently
+check "malformed: samples kept" eq "$(grep -Ec '^ *[^ ].*(cpu|task)-clock:' bad.data.script)" "$nsamples"
+check "malformed: counted at the end" has bad.data.err '^3 of [0-9]+ samples with a malformed deferred callchain were kept without their user part'
+check "malformed: orphans of their own reason in the summary" has bad.data.err 'orphans \(.*malformed 3\)'
 "$PERF" report --stats -i bad.data > bad.stats 2>&1
-check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE, malformed deferred callchain, skipped\)'
+check "malformed: --stats counts them" has bad.stats ' 3  \(SAMPLE, malformed deferred callchain, user part lost\)'
 check "malformed: no pseudo-frame from a malformed chain" hasnt bad.data.script 'user stack deferred'
+check "malformed: one [user stack lost: malformed] frame each" \
+	eq "$(count bad.data.script '\[user stack lost: malformed\]')" 3
+# (a marker first: no kernel part, the frame right after the header)
+awk '/user stack lost: malformed/ { if (prev !~ /kallsyms|^[a-z]/) bad++ } { prev = $0 } END { exit bad > 0 }' \
+	bad.data.script
+check "malformed: the frame right after the sample's kernel frames" [ $? -eq 0 ]
 
 finish

@@ -163,6 +163,12 @@ struct stitch_stats {
 	struct stitch_malformed		bad;
 };
 
+/* the samples kept as malformed orphans: counted in the totals when stitching */
+static u64 stitch__malformed_orphans(const struct stitch_stats *ss)
+{
+	return ss->stitching ? ss->bad.samples : 0;
+}
+
 static void stitch__stats_text(const struct stitch_stats *ss, FILE *fp)
 {
 	const struct unwind_stitcher_stats *st = &ss->engine;
@@ -181,6 +187,8 @@ static void stitch__stats_text(const struct stitch_stats *ss, FILE *fp)
 	for (r = 1; r < UNWIND_ORPHAN__MAX; r++)
 		fprintf(fp, "  %-20s %" PRIu64 "\n", deferred_stitch__reason_name(r),
 			st->orphans[r]);
+	fprintf(fp, "  %-20s %" PRIu64 "\n", deferred_stitch__reason_name(DEFERRED_ORPHAN_MALFORMED),
+		stitch__malformed_orphans(ss));
 	fprintf(fp, "%-22s %" PRIu64 "\n", "records:", st->records);
 	fprintf(fp, "%-22s %" PRIu64 " (%" PRIu64 " conflicting)\n", "duplicate records:",
 		st->duplicates + st->duplicates_conflicting, st->duplicates_conflicting);
@@ -198,8 +206,8 @@ static void stitch__stats_text(const struct stitch_stats *ss, FILE *fp)
 	fprintf(fp, "%-22s min %" PRId64 ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64
 		" (%" PRIu64 " samples)\n", "latency (ns):", st->latency.min, st->latency.median,
 		st->latency.p99, st->latency.max, st->latency.count);
-	fprintf(fp, "%-22s %" PRIu64 " records, %" PRIu64 " samples (skipped)\n", "malformed:",
-		bad->records, bad->samples);
+	fprintf(fp, "%-22s %" PRIu64 " records (skipped), %" PRIu64
+		" samples (kept, user part lost)\n", "malformed:", bad->records, bad->samples);
 }
 
 static void stitch__stats_json(const struct stitch_stats *ss, FILE *fp)
@@ -215,6 +223,8 @@ static void stitch__stats_json(const struct stitch_stats *ss, FILE *fp)
 	for (r = 1; r < UNWIND_ORPHAN__MAX; r++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, r > 1 ? ", " : "",
 			deferred_stitch__reason_key(r), st->orphans[r]);
+	fprintf(fp, ", \"%s\": %" PRIu64, deferred_stitch__reason_key(DEFERRED_ORPHAN_MALFORMED),
+		stitch__malformed_orphans(ss));
 	fprintf(fp, "}, \"orphans_total\": %" PRIu64 ", \"duplicates\": %" PRIu64
 		", \"duplicates_conflicting\": %" PRIu64 ", \"late_samples\": %" PRIu64,
 		st->orphans_total, st->duplicates, st->duplicates_conflicting, st->late_samples);
@@ -410,7 +420,7 @@ int cmd_stitch(int argc, const char **argv)
 			   "output file name (- for a pipe)"),
 		OPT_BOOLEAN('f', "force", &stitch.force, "don't complain, do it"),
 		OPT_BOOLEAN(0, "strict", &stitch.strict,
-			    "fail on a malformed CALLCHAIN_DEFERRED record or deferred sample (default: skipped, counted)"),
+			    "fail on a malformed CALLCHAIN_DEFERRED record or deferred sample (default: the record skipped, the sample kept without its user part, counted)"),
 		OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 		OPT_BOOLEAN('q', "quiet", &quiet, "do not print the summary"),
 		OPT_BOOLEAN(0, "emulate", &stitch.emulate,

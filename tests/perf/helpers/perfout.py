@@ -270,14 +270,14 @@ def blocks(expected, text):
 
 
 ORPHAN_REASONS = ('record lost', 'task exited', 'stream ended', 'memory cap', 'exec',
-                  'unwind failed')
+                  'unwind failed', 'malformed')
 WINDOW = 1000 * 1000 * 1000     # --stitch-window default, ns
 
 
 def summary(d):
-    smp = [s for s in d['samples'] if s['deferred'] and s['outcome'] != 'malformed']
+    smp = [s for s in d['samples'] if s['deferred']]
     stitched = [s for s in smp if s['outcome'] == 'stitched']
-    orphans = [s['reason'] for s in smp if s['outcome'] == 'orphan']
+    orphans = [s['reason'] for s in smp if s['outcome'] in ('orphan', 'malformed')]
     assert all(r in ORPHAN_REASONS for r in orphans), orphans
     recs = sorted((r for r in d['records'] if not r['malformed']),
                   key=lambda r: (r['time'], r['seq']))

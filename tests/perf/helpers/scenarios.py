@@ -286,8 +286,8 @@ class Scenario:
         as it is, plain).  expect: stitched, plain, malformed, or
         orphan:REASON with REASON as perf prints it.  A malformed sample
         (the marker not second to last, or cookie 0) is reported, counted
-        and skipped by perf, as a record with cookie 0 is: it is left out
-        of the oracle and of the expected output, except 6.1's."""
+        and kept by perf as an orphan of reason "malformed": its kernel
+        part, then the pseudo-frame; the oracle has its kernel part."""
         b = self.bin
         period = 1000 if period is None else period
         kips = [kaddr(n) + 0x24 for n in kernel or []]
@@ -295,6 +295,8 @@ class Scenario:
         ip = kips[0] if kips else uips[0]
         kpart = [pd.CONTEXT_KERNEL] + kips if kips else []
         outcome, _, reason = expect.partition(':')
+        if outcome == 'malformed':
+            reason = 'malformed'
         if outcome == 'stitched':
             oracle = kpart + [pd.CONTEXT_USER] + uips
         elif outcome == 'plain':
@@ -326,9 +328,8 @@ class Scenario:
         key = ('sample', len(self.samples) - 1)
 
         def emit(w, r):
-            if not (r.oracle and outcome == 'malformed'):
-                w.sample(w.attrs[event], task.pid, task.tid, self.t(us), cpu, ip,
-                         chain(r), period, misc)
+            w.sample(w.attrs[event], task.pid, task.tid, self.t(us), cpu, ip,
+                     chain(r), period, misc)
         self.op(emit, key)
         return s
 
@@ -392,14 +393,12 @@ class Scenario:
         addresses as perf 7.2 prints them, as recorded (Binary.printed)."""
         out = []
         for s in sorted(self.samples, key=lambda s: s['time']):
-            if s['outcome'] == 'malformed' and mode != 'no22':
-                continue                # skipped by perf, not in the oracle
             out.append('%s %d %d.%06d %s' % (s['comm'], s['tid'], s['time'] // 10**9,
                                            s['time'] % 10**9 // 1000, s['event']))
             if mode != 'no22' or not s['deferred']:
                 out += ['  %x %s' % (x, n) for x, n in s['kernel']]
                 out += ['  %x %s' % (self.bin.printed(x, recorded), n) for x, n in s['user']]
-            if s['outcome'] == 'orphan' and mode == 'stitched':
+            if s['outcome'] in ('orphan', 'malformed') and mode == 'stitched':
                 out.append('  [user stack lost: %s]' % s['reason'])
             out.append('')
         return '\n'.join(out) + '\n' if out else ''
@@ -419,7 +418,7 @@ class Scenario:
         perf report adds the samples in time order (file order on a tie)."""
         out = []
         for name, _, _, _ in self.events:
-            ss = [s for s in self.samples if s['event'] == name and s['outcome'] != 'malformed']
+            ss = [s for s in self.samples if s['event'] == name]
             if not ss:
                 continue
             total = sum(s['period'] for s in ss)
@@ -534,7 +533,8 @@ class Scenario:
                                               if s['outcome'] == 'malformed'),
                         LOST=self.lost_records,
                         stitched=sum(1 for s in self.samples if s['outcome'] == 'stitched'),
-                        orphans=sum(1 for s in self.samples if s['outcome'] == 'orphan')))
+                        orphans=sum(1 for s in self.samples
+                                    if s['outcome'] in ('orphan', 'malformed'))))
 
 
 SAMPLE_TYPE = (pd.S_IDENTIFIER | pd.S_IP | pd.S_TID | pd.S_TIME | pd.S_CPU |
@@ -819,9 +819,10 @@ def malformed(s):
     nr exceeds its size, one too short for its own fields, one with cookie
     0 (never written by a kernel), a sample whose chain ends with the
     marker but no cookie, one with cookie 0.  Each is reported with its
-    offset, counted and skipped (deferred-callchains.txt): the samples are
-    not shown at all, rather than shown with a stack that is not theirs;
-    everything else is still stitched."""
+    offset and counted (deferred-callchains.txt): the records skipped, the
+    samples kept with their kernel part and "[user stack lost:
+    malformed]", not with a stack that is not theirs; everything else is
+    still stitched."""
     s.setup()
     s.sample(s.main, 100, 0, K_SYSCALL, U_LEAF, Cookie(0, 1))
     s.record(s.main, 110, 0, Cookie(0, 1), U_LEAF)

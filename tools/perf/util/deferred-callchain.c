@@ -119,6 +119,8 @@ struct deferred_callchain {
 	int				err;
 	/* counted whether stitching or not */
 	u64				nr_samples;
+	/* samples kept as DEFERRED_ORPHAN_MALFORMED orphans */
+	u64				nr_malformed;
 	u64				nr_records;
 	/* records written by an event without PERF_SAMPLE_CPU */
 	u64				nr_records_no_cpu;
@@ -151,15 +153,15 @@ const char *deferred_sample_info__status(const struct deferred_sample_info *info
 const char *deferred_sample_info__reason(const struct deferred_sample_info *info)
 {
 	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
-		return unwind_orphan_reason__name(UNWIND_ORPHAN_NONE);
-	return unwind_orphan_reason__name(info->reason);
+		return deferred_stitch__reason_name(UNWIND_ORPHAN_NONE);
+	return deferred_stitch__reason_name(info->reason);
 }
 
 const char *deferred_sample_info__reason_key(const struct deferred_sample_info *info)
 {
 	if (!info || info->status != DEFERRED_SAMPLE__ORPHAN)
-		return unwind_orphan_reason__key(UNWIND_ORPHAN_NONE);
-	return unwind_orphan_reason__key(info->reason);
+		return deferred_stitch__reason_key(UNWIND_ORPHAN_NONE);
+	return deferred_stitch__reason_key(info->reason);
 }
 
 /* ---- options ---- */
@@ -272,7 +274,7 @@ static struct {
 	struct dso	*dso;
 	struct map	*map;
 	struct symbol	*deferred;
-	struct symbol	*lost[UNWIND_ORPHAN__MAX];
+	struct symbol	*lost[DEFERRED_ORPHAN__MAX];
 	unsigned int	nr_cookies;
 	bool		cookies;
 	bool		failed;
@@ -342,11 +344,11 @@ static struct symbol *pseudo__lost(int reason)
 {
 	char name[64];
 
-	if (reason <= UNWIND_ORPHAN_NONE || reason >= UNWIND_ORPHAN__MAX)
+	if (reason <= UNWIND_ORPHAN_NONE || reason >= DEFERRED_ORPHAN__MAX)
 		reason = UNWIND_ORPHAN_NONE;
 	if (!pseudo.lost[reason]) {
 		snprintf(name, sizeof(name), "[user stack lost: %s]",
-			 unwind_orphan_reason__name(reason));
+			 deferred_stitch__reason_name(reason));
 		pseudo.lost[reason] = pseudo__symbol(0x20 + 0x10 * reason, name);
 	}
 	return pseudo.lost[reason];
@@ -474,35 +476,78 @@ static void deferred__set_info(struct deferred_callchain *dc, u64 cookie,
 	}
 }
 
+/* dc->chain, for a callchain of @need entries */
+static int deferred__chain_reserve(struct deferred_callchain *dc, size_t need)
+{
+	struct ip_callchain *bigger;
+
+	if (need <= dc->chain_cap)
+		return 0;
+	bigger = realloc(dc->chain, sizeof(*bigger) + need * sizeof(u64));
+	if (!bigger)
+		return -ENOMEM;
+	dc->chain = bigger;
+	dc->chain_cap = need;
+	return 0;
+}
+
 /* Rebuilds @sample's callchain with the record's user part. */
 static int deferred__stitch(struct deferred_callchain *dc, struct perf_sample *sample,
 			    const struct unwind_stitched_sample *s)
 {
 	const struct ip_callchain *chain = sample->callchain;
 	struct unwind_callchain_split split;
-	size_t need;
 	long len;
+	int err;
 
 	/* fed only after a successful split */
 	if (!chain || unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred)
 		return -EINVAL;
 
-	need = unwind_callchain__stitched_len(split.nr_kernel, s->nr_user);
-	if (need > dc->chain_cap) {
-		struct ip_callchain *bigger;
-
-		bigger = realloc(dc->chain, sizeof(*bigger) + need * sizeof(u64));
-		if (!bigger)
-			return -ENOMEM;
-		dc->chain = bigger;
-		dc->chain_cap = need;
-	}
+	err = deferred__chain_reserve(dc, unwind_callchain__stitched_len(split.nr_kernel,
+									  s->nr_user));
+	if (err)
+		return err;
 	len = unwind_callchain__stitch(split.kernel, split.nr_kernel, s->user, s->nr_user,
 				       dc->chain->ips, dc->chain_cap);
 	if (len < 0)
 		return (int)len;
 	dc->chain->nr = len;
 	sample->callchain = dc->chain;
+	return 0;
+}
+
+/* A marker before the user part that no record can be joined by */
+static bool callchain__deferred_malformed(const struct ip_callchain *chain)
+{
+	struct unwind_callchain_split split;
+
+	return callchain__deferred_marker(chain) >= 0 &&
+	       (unwind_callchain__split(chain->ips, chain->nr, &split) || !split.deferred);
+}
+
+/*
+ * A sample whose deferred callchain is malformed (cookie 0, the marker not
+ * second to last) joins no record, but keeps its weight and its kernel
+ * part, the entries before the marker, as an orphan: its chain ends in
+ * PERF_CONTEXT_USER_DEFERRED, 0, shown "[user stack lost: malformed]".
+ */
+static int deferred__keep_malformed(struct deferred_callchain *dc, struct perf_sample *sample)
+{
+	const struct ip_callchain *chain = sample->callchain;
+	u64 nr_kernel = callchain__deferred_marker(chain);
+	int err = deferred__chain_reserve(dc, nr_kernel + 2);
+
+	if (err)
+		return err;
+	memcpy(dc->chain->ips, chain->ips, nr_kernel * sizeof(u64));
+	dc->chain->ips[nr_kernel] = PERF_CONTEXT_USER_DEFERRED;
+	dc->chain->ips[nr_kernel + 1] = 0;
+	dc->chain->nr = nr_kernel + 2;
+	sample->callchain = dc->chain;
+	deferred__set_info(dc, 0, DEFERRED_SAMPLE__ORPHAN);
+	dc->info.reason = DEFERRED_ORPHAN_MALFORMED;
+	sample->deferred = &dc->info;
 	return 0;
 }
 
@@ -593,8 +638,16 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 		dc->info.reason = s->reason;
 		sample.deferred = &dc->info;
 		break;
-	case UNWIND_STITCH_NOT_DEFERRED:
 	case UNWIND_STITCH_PASSTHROUGH:
+		/* held behind another sample: kept as when it came */
+		if (item->event->header.type == PERF_RECORD_SAMPLE &&
+		    callchain__deferred_malformed(sample.callchain)) {
+			err = deferred__keep_malformed(dc, &sample);
+			if (err)
+				goto out_err;
+		}
+		break;
+	case UNWIND_STITCH_NOT_DEFERRED:
 	default:
 		break;
 	}
@@ -802,7 +855,7 @@ static int deferred__invalid_sample(struct perf_session *session, union perf_eve
 			  "PERF_CONTEXT_USER_DEFERRED at entry %" PRIu64 " of %" PRIu64
 			  ", not second to last", i, (u64)chain->nr);
 	}
-	pr_err("%#" PRIx64 " [%#x]: malformed deferred callchain in a sample: %s, skipping it\n",
+	pr_err("%#" PRIx64 " [%#x]: malformed deferred callchain in a sample: %s, its user part lost\n",
 	       file_offset, event->header.size, what);
 	if (stats->nr_invalid_deferred_samples == DEFERRED_SAMPLE_REPORT_MAX)
 		pr_err("further samples with a malformed deferred callchain are only counted\n");
@@ -828,7 +881,10 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		/* -D shows every event as it is in the file */
 		if (dump_trace)
 			return deferred__pass(dc, event, sample, file_offset, file_path);
-		return 0;
+		dc->nr_malformed++;
+		/* when held, kept again as it leaves (deferred__deliver_held()) */
+		err = deferred__keep_malformed(dc, sample);
+		return err ?: deferred__forward(dc, event, sample, file_offset, file_path);
 	}
 
 	dc->nr_samples++;
@@ -1175,6 +1231,8 @@ bool perf_session__deferred_cpu_known(struct perf_session *session)
 
 const char *deferred_stitch__reason_name(int reason)
 {
+	if (reason == DEFERRED_ORPHAN_MALFORMED)
+		return "malformed";
 	return unwind_orphan_reason__name(reason);
 }
 
@@ -1202,6 +1260,7 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 {
 	struct deferred_callchain *dc = session->deferred;
 	struct unwind_stitcher_stats stats = { .sz = sizeof(stats) };
+	u64 by_reason[DEFERRED_STITCH_REASONS_MAX] = { 0 };
 	size_t ret;
 
 	if (!perf_session__has_deferred(session))
@@ -1212,12 +1271,14 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 			       " records, not stitched\n", prefix, dc->nr_samples, dc->nr_records);
 	}
 
-	unwind_stitcher__stats(dc->st, &stats);
+	perf_session__deferred_stats(session, &stats);
+	memcpy(by_reason, stats.orphans, sizeof(stats.orphans));
+	by_reason[DEFERRED_ORPHAN_MALFORMED] = dc->nr_malformed;
 	ret = fprintf(fp, "%sdeferred callchains: %" PRIu64 " deferred samples, %" PRIu64
 		      " stitched (%.1f%%), %" PRIu64 " orphans", prefix, stats.deferred_samples,
 		      stats.stitched, stats.deferred_samples ?
 		      100.0 * stats.stitched / stats.deferred_samples : 0.0, stats.orphans_total);
-	ret += deferred_stitch__fprintf_orphans(fp, stats.orphans, UNWIND_ORPHAN__MAX);
+	ret += deferred_stitch__fprintf_orphans(fp, by_reason, DEFERRED_ORPHAN__MAX);
 	ret += fprintf(fp, ", %" PRIu64 " records, %" PRIu64 " duplicate records",
 		       stats.records, stats.duplicates + stats.duplicates_conflicting);
 	if (stats.duplicates_conflicting)
@@ -1362,8 +1423,8 @@ void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, 
 	if (records)
 		fprintf(fp, "%s%" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped", sep, records);
 	if (samples)
-		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain left out", sep,
-			samples);
+		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain kept without their user part",
+			sep, samples);
 }
 
 int perf_session__deferred_stats(struct perf_session *session,
@@ -1372,11 +1433,22 @@ int perf_session__deferred_stats(struct perf_session *session,
 	struct deferred_callchain *dc = session->deferred;
 	size_t sz = stats->sz;
 
-	BUILD_BUG_ON(UNWIND_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);
+	BUILD_BUG_ON(DEFERRED_ORPHAN__MAX > DEFERRED_STITCH_REASONS_MAX);
+	BUILD_BUG_ON(DEFERRED_ORPHAN_MALFORMED != UNWIND_ORPHAN__MAX);
 	if (sz < offsetof(struct unwind_stitcher_stats, records) + sizeof(stats->records))
 		return -EINVAL;
-	if (dc && dc->st)
-		return unwind_stitcher__stats(dc->st, stats) ?: 1;
+	if (dc && dc->st) {
+		int err = unwind_stitcher__stats(dc->st, stats);
+
+		if (err)
+			return err;
+		/* the malformed samples: orphans the engine never saw */
+		stats->deferred_samples += dc->nr_malformed;
+		if (sz >= offsetof(struct unwind_stitcher_stats, orphans_total) +
+			  sizeof(stats->orphans_total))
+			stats->orphans_total += dc->nr_malformed;
+		return 1;
+	}
 
 	memset(stats, 0, sz);
 	stats->sz = sz;
@@ -1389,6 +1461,8 @@ int perf_session__deferred_stats(struct perf_session *session,
 
 const char *deferred_stitch__reason_key(int reason)
 {
+	if (reason == DEFERRED_ORPHAN_MALFORMED)
+		return "malformed";
 	return unwind_orphan_reason__key(reason);
 }
 

@@ -48,7 +48,7 @@ struct deferred_sample_info {
 	u32	cookie_cpu;		/* the CPU that assigned the cookie */
 	u64	cookie_counter;		/* that CPU's entry counter */
 	enum deferred_sample_status status;
-	/* orphans: enum unwind_orphan_reason, see deferred_sample_info__reason() */
+	/* orphans: enum unwind_orphan_reason or DEFERRED_ORPHAN_MALFORMED */
 	int	reason;
 	/* stitched samples: the record joined */
 	u32	record_cpu;		/* CPU whose buffer had the record */
@@ -259,8 +259,15 @@ int deferred_stitch__check_read(struct perf_session *session, const char *path,
 				u64 delivered, bool force, bool strict);
 /* For a mode's summary: what was skipped as malformed, each part after @sep */
 void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
-/* Bound on the orphan reasons (UNWIND_ORPHAN__MAX), for arrays indexed by them. */
+/* Bound on the orphan reasons (DEFERRED_ORPHAN__MAX), for arrays indexed by them. */
 #define DEFERRED_STITCH_REASONS_MAX	16
+/*
+ * The orphan reasons: libunwind-cookie's enum unwind_orphan_reason, then
+ * perf's own, of a sample no record can join: its deferred callchain is
+ * malformed (cookie 0, or the marker not second to last).
+ */
+#define DEFERRED_ORPHAN_MALFORMED	7	/* UNWIND_ORPHAN__MAX */
+#define DEFERRED_ORPHAN__MAX		(DEFERRED_ORPHAN_MALFORMED + 1)
 
 /*
  * The stitch engine's counters, libunwind-cookie's struct
@@ -270,6 +277,9 @@ void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, 
  * Returns 1 when the engine ran, 0 when it did not (stitching off or
  * impossible: only deferred_samples and records are set; zeros for a
  * session without deferred callchains), or -EINVAL for a bad @stats->sz.
+ * deferred_samples and orphans_total include the samples kept as
+ * DEFERRED_ORPHAN_MALFORMED orphans, which orphans[] (the library's
+ * reasons) has no place for: events_stats::nr_invalid_deferred_samples.
  */
 int perf_session__deferred_stats(struct perf_session *session,
 				 struct unwind_stitcher_stats *stats);

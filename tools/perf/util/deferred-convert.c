@@ -316,13 +316,19 @@ static int cvt__sample(const struct perf_tool *tool, union perf_event *event,
 		return cvt__write(cvt, cvt->ev, sample->time);
 	}
 
-	/* an orphan: ..., USER_DEFERRED, cookie -> ..., USER, its reason's frame */
-	if (info->reason <= 0 || info->reason >= st->nr_reasons || chain->nr < 2)
+	/*
+	 * an orphan: ..., USER_DEFERRED, cookie -> ..., USER, its reason's
+	 * frame; a malformed one's chain is its kernel part, USER_DEFERRED, 0
+	 * (the session cut it before its misplaced marker)
+	 */
+	nr = sample->callchain->nr;
+	if (info->reason <= 0 || info->reason >= st->nr_reasons || nr < 2)
 		return cvt__fail(cvt, -EINVAL);
 	err = cvt__write_lost_map(cvt, evsel, sample, info->reason);
+	if (!err)
+		err = cvt__rebuild(cvt, event, chain_off, chain->nr, sample->callchain->ips, nr);
 	if (err)
 		return cvt__fail(cvt, err);
-	memcpy(cvt->ev, event, event->header.size);
 	chain = (struct ip_callchain *)((char *)cvt->ev + chain_off);
 	chain->ips[chain->nr - 2] = PERF_CONTEXT_USER;
 	chain->ips[chain->nr - 1] = cvt__lost_addr(info->reason);
@@ -863,8 +869,8 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	err = cvt__open_input(cvt);
 	if (err)
 		goto out;
-	/* the session reasons in the library's terms: take its count of reasons */
-	stats->nr_reasons = UNWIND_ORPHAN__MAX;
+	/* the session's reasons: the library's, then perf's (malformed) */
+	stats->nr_reasons = DEFERRED_ORPHAN__MAX;
 	err = cvt__open_output(cvt);
 	if (err) {
 		if (cvt->output.fd >= 0)
