@@ -34,6 +34,7 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # xvfb, xauth for xvfb-run, xdotool and imagemagick for its screenshot)
 # is the GUI the converted files are checked in.  qemu-system-x86 and
 # busybox-static boot Debian's Linux 7.2 for make vm-record;
+# babeltrace2 reads back what perf data convert --to-ctf writes;
 # asciidoc, xmlto and man-db: perf's man pages, as make install writes
 # them (tests/perf/test-install.sh reads them).  python3-zstandard lets the oracle (tests/perf/helpers/oracle.py, run by
 # /usr/bin/python3) read perf record -z files.  Node.js
@@ -41,7 +42,8 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # carry them from a non-Debian nodejs package.
 DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
 	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
-	imagemagick qemu-system-x86 busybox-static tmux python3-zstandard asciidoc xmlto man-db
+	imagemagick qemu-system-x86 busybox-static tmux python3-zstandard asciidoc xmlto man-db \
+	babeltrace2
 
 # tests/perf's suites as perf shell tests of build/perf (perf test list
 # 'deferred suite'); not part of make install
