@@ -333,13 +333,10 @@ static int stitch__export(struct perf_stitch *stitch)
 		pr_err("perf stitch: --kernel-suffix, --separator, --pid and --tid go with -F folded\n");
 		return -EINVAL;
 	}
-	if (stitch->count && strcmp(stitch->count, "period")) {
-		if (strcmp(stitch->count, "samples")) {
-			pr_err("perf stitch: unknown --count '%s' (period or samples)\n",
-			       stitch->count);
-			return -EINVAL;
-		}
-		stitch->exp.count_samples = true;
+	if (deferred_export__parse_count(stitch->count, &stitch->exp)) {
+		pr_err("perf stitch: unknown --count '%s' (period, samples or off-cpu)\n",
+		       stitch->count);
+		return -EINVAL;
 	}
 	stitch->exp.input = stitch->input_name;
 	stitch->exp.output = stitch->output_name;
@@ -453,8 +450,8 @@ int cmd_stitch(int argc, const char **argv)
 			   "export the stitched stacks as folded stacks, a speedscope or a pprof profile"),
 		OPT_STRING(0, "event", &stitch.exp.event, "name",
 			   "-F: export this event's samples only (default: as stackcollapse-perf.pl)"),
-		OPT_STRING(0, "count", &stitch.count, "period|samples",
-			   "-F: weigh each sample by its period (default) or 1"),
+		OPT_STRING(0, "count", &stitch.count, "period|samples|off-cpu",
+			   "-F: weigh by the period (default), 1 or the time off-CPU (sched_switch)"),
 		OPT_BOOLEAN(0, "kernel-suffix", &stitch.exp.kernel_suffix,
 			    "-F folded: append _[k] to kernel frames"),
 		OPT_BOOLEAN(0, "separator", &stitch.exp.separator,

@@ -5,9 +5,9 @@
  * gzip-compressed: what pprof, Pyroscope and Parca take in.
  *
  *  - sample_type: samples/count, then the event's period, cpu/nanoseconds
- *    when every sample weighs a cpu-clock or task-clock period, else
- *    events/count; default_sample_type the latter (samples with
- *    --count=samples);
+ *    when every sample weighs a cpu-clock or task-clock period,
+ *    offcpu-time/nanoseconds with --count=off-cpu, else events/count;
+ *    default_sample_type the latter (samples with --count=samples);
  *  - one Sample per (stack, thread, comm, stitch status), its locations
  *    leaf first, values (samples, weight), string labels comm (at the
  *    sample, as perf script and folded stacks show it), pid, tid and
@@ -328,6 +328,8 @@ int export_stacks__write_pprof(struct export_stacks *es, FILE *fp,
 			       struct deferred_export_stats *stats)
 {
 	bool ns = es->weighed && es->weighed_ns == es->weighed;
+	/* perf record --off-cpu's event is offcpu-time */
+	const char *type = es->opts->off_cpu ? "offcpu-time" : ns ? "cpu" : "events";
 	struct pprof_strings st = { .nr = 1 };
 	struct pb pb = { 0 }, sub = { 0 };
 	struct hashmap_entry *cur;
@@ -340,15 +342,13 @@ int export_stacks__write_pprof(struct export_stacks *es, FILE *fp,
 	pb__len(&st.table, PROFILE_STRING_TABLE, "", 0);
 
 	pprof__value_type(&pb, PROFILE_SAMPLE_TYPE, &st, "samples", "count", &sub);
-	pprof__value_type(&pb, PROFILE_SAMPLE_TYPE, &st, ns ? "cpu" : "events",
-			  ns ? "nanoseconds" : "count", &sub);
+	pprof__value_type(&pb, PROFILE_SAMPLE_TYPE, &st, type, ns ? "nanoseconds" : "count", &sub);
 	pprof__samples(&pb, es, &st);
 	err = pprof__locations(&pb, es, &st);
 	pb__u64(&pb, PROFILE_DURATION_NANOS, es->last_time - es->first_time);
-	pprof__value_type(&pb, PROFILE_PERIOD_TYPE, &st, ns ? "cpu" : "events",
-			  ns ? "nanoseconds" : "count", &sub);
+	pprof__value_type(&pb, PROFILE_PERIOD_TYPE, &st, type, ns ? "nanoseconds" : "count", &sub);
 	pb__u64(&pb, PROFILE_DEFAULT_SAMPLE_TYPE,
-		pprof__string(&st, es->opts->count_samples ? "samples" : ns ? "cpu" : "events"));
+		pprof__string(&st, es->opts->count_samples ? "samples" : type));
 	/* the strings last: every one is known now */
 	pb__bytes(&pb, st.table.buf, st.table.len);
 	err = err ?: pb.err ?: st.table.err ?: sub.err;

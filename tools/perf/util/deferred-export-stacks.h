@@ -43,6 +43,7 @@ struct export_frame {
 	char	*dso_name;
 	bool	kernel;		/* of the kernel part of the chain */
 	bool	inlined;	/* perf script: "(inlined)" instead of the dso */
+	bool	named;		/* a name of ours, no symbol: "[off-cpu: S]" */
 	/*
 	 * identity while reading: the dso and symbol it was resolved to; an
 	 * inlined function has a symbol of its own at each address it is

@@ -40,6 +40,7 @@
 #include "compress.h"
 #include "deferred-callchain.h"
 #include "deferred-export.h"
+#include "deferred-export-offcpu.h"
 #include "deferred-export-stacks.h"
 #include "dso.h"
 #include "event.h"
@@ -69,6 +70,14 @@ int deferred_export__parse_format(const char *str, enum deferred_export_format *
 }
 
 /* ---- growing arrays and the id tables ---- */
+
+int deferred_export__parse_count(const char *str, struct deferred_export_opts *opts)
+{
+	opts->count_samples = str && !strcmp(str, "samples");
+	opts->off_cpu = str && !strcmp(str, "off-cpu");
+	return !str || opts->count_samples || opts->off_cpu || !strcmp(str, "period") ?
+	       0 : -EINVAL;
+}
 
 static int export__grow(void *arrayp, size_t *alloc, size_t elem, size_t need)
 {
@@ -184,6 +193,7 @@ struct frame_key {
 	const void	*dso;
 	const void	*sym;		/* NULL: none, or an inlined function */
 	const char	*inlined;	/* the inlined function's name, or NULL */
+	const char	*named;		/* export__named_frame()'s name, or NULL */
 	bool		kernel;
 };
 
@@ -192,8 +202,11 @@ static bool frame__match(const struct export_stacks *es, u32 id, const void *key
 	const struct export_frame *f = &es->frames[id];
 	const struct frame_key *k = key;
 
-	if (f->dso_key != k->dso || f->kernel != k->kernel || f->inlined != !!k->inlined)
+	if (f->dso_key != k->dso || f->kernel != k->kernel || f->inlined != !!k->inlined ||
+	    f->named != !!k->named)
 		return false;
+	if (k->named)
+		return !strcmp(f->name, k->named);
 	return k->inlined ? !strcmp(f->name, k->inlined) : f->sym_key == k->sym;
 }
 
@@ -278,6 +291,38 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 			return -ENOMEM;
 		}
 	}
+	*id = es->nr_frames++;
+	id_table__set(&es->frame_ids, slot, hash, *id);
+	return 0;
+}
+
+/* A frame of ours, that no symbol has: "[off-cpu: S]" */
+static int export__named_frame(struct export_stacks *es, const char *name, u32 *id)
+{
+	struct frame_key key = { .named = name };
+	u32 hash = export__hash_bytes(name, strlen(name));
+	struct export_id_slot *slot;
+	struct export_frame *f;
+	int err;
+
+	err = id_table__reserve(&es->frame_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->frame_ids, hash, frame__match, es, &key);
+	if (slot->id1) {
+		*id = slot->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
+			     es->nr_frames + 1);
+	if (err)
+		return err;
+	f = &es->frames[es->nr_frames];
+	memset(f, 0, sizeof(*f));
+	f->named = true;
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
 	*id = es->nr_frames++;
 	id_table__set(&es->frame_ids, slot, hash, *id);
 	return 0;
@@ -460,6 +505,9 @@ struct export_reader {
 	size_t				nr_scratch, alloc_scratch;
 	char				*root;		/* the sample's root frame */
 	size_t				alloc_root;
+	/* --count=off-cpu: the switches waiting for their task, the last time */
+	struct offcpu_switches		offcpu;
+	u64				end_time;
 	int				err;
 };
 
@@ -996,18 +1044,12 @@ static void export_stacks__put_threads(struct export_stacks *es)
 		thread__zput(es->threads[i].thread);
 }
 
-static int reader__run(struct export_reader *rd, struct thread *thread,
-		       struct perf_sample *sample, u32 stack, u64 weight)
+static int reader__run_add(struct export_reader *rd, u32 thread, u32 stack, u64 weight)
 {
-	struct export_thread *t;
+	struct export_thread *t = &rd->es.threads[thread];
 	struct export_run *run;
-	u32 id;
 	int err;
 
-	err = reader__thread(rd, thread, sample, &id);
-	if (err)
-		return err;
-	t = &rd->es.threads[id];
 	t->samples++;
 	t->weight += weight;
 	run = t->nr_runs ? &t->runs[t->nr_runs - 1] : NULL;
@@ -1024,6 +1066,15 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 	t->runs[t->nr_runs].weight = weight;
 	t->nr_runs++;
 	return 0;
+}
+
+static int reader__run(struct export_reader *rd, struct thread *thread,
+		       struct perf_sample *sample, u32 stack, u64 weight)
+{
+	u32 id;
+	int err = reader__thread(rd, thread, sample, &id);
+
+	return err ?: reader__run_add(rd, id, stack, weight);
 }
 
 /* ---- pprof: samples per (stack, thread, stitch status) ---- */
@@ -1057,13 +1108,37 @@ static u32 reader__status(struct export_reader *rd, const struct perf_sample *sa
 	}
 }
 
+/* @key: one sample (samples 1) of its weight */
+static int reader__pprof_add(struct export_reader *rd, const struct export_pprof_sample *key)
+{
+	struct export_stacks *es = &rd->es;
+	struct export_id_slot *slot;
+	u32 hash;
+	int err;
+
+	hash = export__mix((u64)key->stack << 32 | (key->thread * 64 + key->status)) ^
+	       export__mix(key->comm);
+	err = id_table__reserve(&es->pprof_ids);
+	if (err)
+		return err;
+	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, key);
+	if (slot->id1) {
+		es->pprof[slot->id1 - 1].samples++;
+		es->pprof[slot->id1 - 1].weight += key->weight;
+		return 0;
+	}
+	err = export__grow32(&es->pprof, &es->alloc_pprof, sizeof(*es->pprof), es->nr_pprof + 1);
+	if (err)
+		return err;
+	es->pprof[es->nr_pprof] = *key;
+	id_table__set(&es->pprof_ids, slot, hash, es->nr_pprof++);
+	return 0;
+}
+
 static int reader__pprof(struct export_reader *rd, struct thread *thread,
 			 struct perf_sample *sample, u32 stack, u64 weight)
 {
-	struct export_stacks *es = &rd->es;
 	struct export_pprof_sample key = { .stack = stack, .samples = 1, .weight = weight };
-	struct export_id_slot *slot;
-	u32 hash;
 	int err;
 
 	err = reader__thread(rd, thread, sample, &key.thread);
@@ -1072,23 +1147,7 @@ static int reader__pprof(struct export_reader *rd, struct thread *thread,
 	if (err)
 		return err;
 	key.status = reader__status(rd, sample);
-	hash = export__mix((u64)stack << 32 | (key.thread * 64 + key.status)) ^
-	       export__mix(key.comm);
-	err = id_table__reserve(&es->pprof_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, &key);
-	if (slot->id1) {
-		es->pprof[slot->id1 - 1].samples++;
-		es->pprof[slot->id1 - 1].weight += weight;
-		return 0;
-	}
-	err = export__grow32(&es->pprof, &es->alloc_pprof, sizeof(*es->pprof), es->nr_pprof + 1);
-	if (err)
-		return err;
-	es->pprof[es->nr_pprof] = key;
-	id_table__set(&es->pprof_ids, slot, hash, es->nr_pprof++);
-	return 0;
+	return reader__pprof_add(rd, &key);
 }
 
 /* ---- the tool ---- */
@@ -1227,30 +1286,189 @@ static int reader__attr(const struct perf_tool *tool, union perf_event *event,
 	return err;
 }
 
-static void reader__count_deferred(struct export_reader *rd, const struct perf_sample *sample)
+/* An exported sample, by how its user part came (reader__status()) */
+static void reader__count_status(struct export_reader *rd, u32 status)
 {
-	const struct deferred_sample_info *info = sample->deferred;
 	struct deferred_export_stats *st = rd->stats;
-	int r;
 
-	if (!info)
+	if (status == EXPORT_STATUS__NOT_DEFERRED)
 		return;
 	st->deferred++;
-	switch (info->status) {
-	case DEFERRED_SAMPLE__STITCHED:
+	if (status == EXPORT_STATUS__STITCHED) {
 		st->stitched++;
-		break;
-	case DEFERRED_SAMPLE__ORPHAN:
-		st->orphans++;
-		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
-		    info->reason : 0;
-		st->orphan_reasons[r]++;
-		break;
-	case DEFERRED_SAMPLE__UNSTITCHED:
-	default:
+	} else if (status == EXPORT_STATUS__UNSTITCHED) {
 		st->unstitched++;
-		break;
+	} else {
+		st->orphans++;
+		st->orphan_reasons[status - EXPORT_STATUS__ORPHAN]++;
 	}
+}
+
+/* ---- --count=off-cpu: each switch-out weighs the time its task stays out ---- */
+
+/* sched:sched_switch, or --event's if it is that tracepoint */
+static int reader__choose_offcpu_event(struct export_reader *rd)
+{
+	const char *name = rd->opts->event ?: "sched:sched_switch";
+	struct evsel *evsel = evlist__find_evsel_by_str(rd->session->evlist, name);
+
+	if (!evsel || !evsel__is_sched_switch(evsel)) {
+		pr_err("perf stitch: --count=off-cpu weighs the samples of sched:sched_switch, and %s has %s (perf record -e sched:sched_switch --call-graph=deferred)\n",
+		       rd->opts->input, evsel ? "--event's is another event" : "none");
+		return -EINVAL;
+	}
+	rd->evsel = evsel;
+	snprintf(rd->stats->event, sizeof(rd->stats->event), "%s", evsel__name(evsel));
+	return 0;
+}
+
+/*
+ * The switch's stack with the state its task left the CPU in as the leaf:
+ * "[off-cpu: S]", or "[off-cpu: S, to the end]" for a task still out when
+ * the recording ends.
+ */
+static int reader__offcpu_stack(struct export_reader *rd, const struct offcpu_switch *sw,
+				bool open, u32 *stack)
+{
+	const struct export_stack *s = &rd->es.stacks[sw->stack];
+	char name[32];
+	u32 frame;
+	int err;
+
+	snprintf(name, sizeof(name), open ? "[off-cpu: %c, to the end]" : "[off-cpu: %c]",
+		 sw->state);
+	err = export__named_frame(&rd->es, name, &frame);
+	if (!err)
+		err = export__grow(&rd->scratch, &rd->alloc_scratch, sizeof(*rd->scratch),
+				   s->len + 1);
+	if (err)
+		return err;
+	rd->scratch[0] = frame;
+	if (s->len)
+		memcpy(rd->scratch + 1, rd->es.stack_frames + s->off, s->len * sizeof(u32));
+	rd->nr_scratch = s->len + 1;
+	return reader__intern_stack(rd, stack);
+}
+
+/* @sw's task was out for @ns: a sample of that weight */
+static int reader__offcpu_weigh(struct export_reader *rd, const struct offcpu_switch *sw,
+				u64 ns, bool open)
+{
+	struct export_pprof_sample key = {
+		.thread = sw->thread, .comm = sw->comm, .status = sw->status,
+		.samples = 1, .weight = ns,
+	};
+	struct export_stacks *es = &rd->es;
+	u32 stack;
+	int err = reader__offcpu_stack(rd, sw, open, &stack);
+
+	if (err)
+		return err;
+	if (rd->opts->format == DEFERRED_EXPORT__FOLDED) {
+		err = reader__count(rd, sw->root, stack, ns);
+	} else if (rd->opts->format == DEFERRED_EXPORT__PPROF) {
+		key.stack = stack;
+		err = reader__pprof_add(rd, &key);
+	} else {
+		err = reader__run_add(rd, sw->thread, stack, ns);
+	}
+	if (err)
+		return err;
+	rd->stats->exported++;
+	rd->stats->weight += ns;
+	rd->stats->open_switches += open;
+	reader__count_status(rd, sw->status);
+	if (!es->weighed || sw->time < es->first_time)
+		es->first_time = sw->time;
+	if (sw->time > es->last_time)
+		es->last_time = sw->time;
+	es->weighed++;
+	es->weighed_ns++;
+	return 0;
+}
+
+static int reader__offcpu_open(void *ctx, const struct offcpu_switch *sw)
+{
+	struct export_reader *rd = ctx;
+
+	return reader__offcpu_weigh(rd, sw, rd->end_time - sw->time, /*open=*/true);
+}
+
+/*
+ * A switch: the task it switches in (next_pid) comes back, which ends the
+ * time it was out; the one it switches out (prev_pid, the sample's task)
+ * leaves with the sample's stack, and waits.  The idle task is never
+ * "off-CPU", nor is a task that exits.
+ */
+static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *sample,
+				 struct machine *machine)
+{
+	struct deferred_export_stats *st = rd->stats;
+	struct offcpu_switch sw = { .time = sample->time }, back;
+	struct sched_switch_fields f;
+	struct addr_location al;
+	int err;
+
+	if (!rd->evsel) {
+		err = reader__choose_offcpu_event(rd);
+		if (err)
+			return err;
+	}
+	if (sample->evsel != rd->evsel) {
+		st->other_events++;
+		return 0;
+	}
+	sched_switch__fields(sample, &f);
+	if (offcpu_switches__in(&rd->offcpu, f.next_pid, &back)) {
+		err = reader__offcpu_weigh(rd, &back, sample->time - back.time, /*open=*/false);
+		if (err)
+			return err;
+	}
+	if (!f.prev_pid) {
+		st->idle_switches++;
+		return 0;
+	}
+	if (f.prev_state == 'X' || f.prev_state == 'Z') {
+		st->exiting_switches++;
+		return 0;
+	}
+	if (!sample->callchain) {
+		st->no_callchain++;
+		return 0;
+	}
+	addr_location__init(&al);
+	al.thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (!al.thread) {
+		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
+			   ", left out\n", sample->pid, sample->tid, sample->time);
+		addr_location__exit(&al);
+		st->unresolved++;
+		return 0;
+	}
+	err = reader__stack(rd, &al, sample, machine, &sw.stack);
+	if (err > 0) {
+		st->no_callchain++;
+		err = 0;
+		goto out;
+	}
+	sw.state = f.prev_state;
+	sw.status = reader__status(rd, sample);
+	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED)
+		err = reader__root(rd, al.thread, sample, &sw.root);
+	else if (!err)
+		err = reader__thread(rd, al.thread, sample, &sw.thread);
+	if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF)
+		err = reader__comm(rd, al.thread, &sw.comm);
+	if (!err)
+		err = offcpu_switches__out(&rd->offcpu, f.prev_pid, &sw);
+	if (err > 0) {
+		/* the one it replaced never saw its task come back */
+		st->unmatched_switches++;
+		err = 0;
+	}
+out:
+	addr_location__exit(&al);
+	return err;
 }
 
 static int reader__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
@@ -1267,6 +1485,17 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	if (rd->err)
 		return 0;	/* stopping: see below */
 	rd->stats->samples++;
+	if (sample->time != (u64)-1 && sample->time > rd->end_time)
+		rd->end_time = sample->time;
+	if (rd->opts->off_cpu) {
+		err = reader__offcpu_sample(rd, sample, machine);
+		if (err) {
+			/* reader__choose_offcpu_event() said why, or deferred_export() will */
+			rd->err = err;
+			session_done = 1;
+		}
+		return 0;
+	}
 	/*
 	 * A pipe's events are known once their HEADER_ATTR records came.  No
 	 * such event: said once, and reading stops here (the session would
@@ -1338,7 +1567,7 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	rd->es.weighed_ns += evsel__period_is_ns(evsel);
 	if (evsel != rd->evsel)
 		rd->stats->unfiltered++;
-	reader__count_deferred(rd, sample);
+	reader__count_status(rd, reader__status(rd, sample));
 	return 0;
 }
 
@@ -1420,14 +1649,23 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	memset(stats, 0, sizeof(*stats));
 	/* pprof holds both values, --count only picks its default */
 	stats->count_samples = opts->count_samples && opts->format != DEFERRED_EXPORT__PPROF;
+	stats->off_cpu = opts->off_cpu;
 	rd.es.opts = opts;
+	if (opts->off_cpu) {
+		err = offcpu_switches__init(&rd.offcpu);
+		if (err)
+			return err;
+	}
 	/* before the work: a refusal (an existing file, the input) comes first */
 	err = stitch_output__open(&out, opts->output, opts->input, opts->force, 0666);
-	if (err)
+	if (err) {
+		offcpu_switches__exit(&rd.offcpu);
 		return err;
+	}
 	fp = stitch_output__fdopen(&out);
 	if (!fp) {
 		stitch_output__abort(&out);
+		offcpu_switches__exit(&rd.offcpu);
 		return -ENOMEM;
 	}
 
@@ -1440,6 +1678,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 		/* perf_data__open() said why */
 		pr_err("perf stitch -F %s: cannot read %s\n", what, opts->input);
 		stitch_output__abort(&out);
+		offcpu_switches__exit(&rd.offcpu);
 		return PTR_ERR(rd.session) ?: -EINVAL;
 	}
 	if (zstd_init(&rd.session->zstd_data, 0) < 0)
@@ -1457,15 +1696,16 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	callchain_param_setup(evlist__combined_sample_type(rd.session->evlist),
 			      perf_session__e_machine(rd.session, /*e_flags=*/NULL));
 	/* a file's events are known: a wrong --event is refused before the work */
-	if (opts->event && !perf_data__is_pipe(&data)) {
-		err = reader__choose_event(&rd, NULL);
+	if (!perf_data__is_pipe(&data) && (opts->event || opts->off_cpu)) {
+		err = opts->off_cpu ? reader__choose_offcpu_event(&rd) :
+		      reader__choose_event(&rd, NULL);
 		if (err)
 			goto out;
 	}
 
 	err = perf_session__process_events(rd.session);
-	if (rd.err == -EINVAL && opts->event && !rd.evsel) {
-		err = rd.err;	/* reader__choose_event() said why */
+	if (rd.err == -EINVAL && (opts->event || opts->off_cpu) && !rd.evsel) {
+		err = rd.err;	/* reader__choose_*event() said why */
 		goto out;
 	}
 	if (rd.err) {
@@ -1490,11 +1730,20 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	else if (!stats->exported && stats->no_callchain)
 		pr_warning("perf stitch -F %s: no %s%ssample in %s has a callchain (perf record -g): nothing exported\n",
 			   what, opts->event ?: "", opts->event ? " " : "", opts->input);
-	if (!err && opts->event && !rd.evsel) {
+	if (!err && (opts->event || opts->off_cpu) && !rd.evsel) {
 		/* a pipe without samples: its events are known now */
-		err = reader__choose_event(&rd, NULL);
+		err = opts->off_cpu ? reader__choose_offcpu_event(&rd) :
+		      reader__choose_event(&rd, NULL);
 		if (err)
 			goto out;
+	}
+	/* the tasks still out at the end: out until the last sample */
+	if (opts->off_cpu) {
+		err = offcpu_switches__drain(&rd.offcpu, reader__offcpu_open, &rd);
+		if (err) {
+			pr_err("perf stitch -F %s: not enough memory\n", what);
+			goto out;
+		}
 	}
 
 	if (opts->format == DEFERRED_EXPORT__SPEEDSCOPE) {
@@ -1531,6 +1780,7 @@ out:
 	if (symbols)
 		symbol__exit();
 	export_stacks__exit(&rd.es);
+	offcpu_switches__exit(&rd.offcpu);
 	free(rd.scratch);
 	free(rd.root);
 	return err;
@@ -1562,7 +1812,17 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 		fprintf(fp, ")");
 	}
 	fprintf(fp, ", total weight %" PRIu64 " (%s), %" PRIu64 " stacks, %" PRIu64 " frames",
-		st->weight, st->count_samples ? "samples" : "periods", st->stacks, st->frames);
+		st->weight, st->off_cpu ? "ns off-CPU" : st->count_samples ? "samples" : "periods",
+		st->stacks, st->frames);
+	if (st->open_switches)
+		fprintf(fp, "; %" PRIu64 " tasks still off-CPU at the end, weighed to the last sample",
+			st->open_switches);
+	if (st->idle_switches || st->exiting_switches)
+		fprintf(fp, "; %" PRIu64 " switches of the idle task and %" PRIu64
+			" of exiting tasks left out", st->idle_switches, st->exiting_switches);
+	if (st->unmatched_switches)
+		fprintf(fp, "; %" PRIu64 " switches left out, their task switched out again"
+			" before a recorded switch-in", st->unmatched_switches);
 	if (st->other_events)
 		fprintf(fp, "; %" PRIu64 " samples of other events left out (--event)",
 			st->other_events);

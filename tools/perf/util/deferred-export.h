@@ -42,6 +42,11 @@ struct deferred_export_opts {
 	const char			*event;
 	/* weigh each sample 1, not by its period as stackcollapse-perf.pl does */
 	bool				count_samples;
+	/*
+	 * weigh each sched:sched_switch sample by the nanoseconds its task
+	 * stays switched out (util/deferred-export-offcpu.h)
+	 */
+	bool				off_cpu;
 	unsigned int			max_stack;
 	/* folded only, as stackcollapse-perf.pl's --kernel, --pid, --tid */
 	bool				kernel_suffix;	/* "_[k]" on kernel frames */
@@ -57,6 +62,12 @@ struct deferred_export_stats {
 	u64	unfiltered;		/* of them, of events stackcollapse-perf.pl cannot filter */
 	u64	weight;			/* their weights: periods, or 1 each */
 	bool	count_samples;		/* the weights are samples (--count=samples) */
+	bool	off_cpu;		/* the weights are ns off-CPU (--count=off-cpu) */
+	/* --count=off-cpu: switches left out, and those weighed to the end */
+	u64	idle_switches;		/* switching out the idle task */
+	u64	exiting_switches;	/* of a task that exits (prev_state X, Z) */
+	u64	unmatched_switches;	/* out again before a switch-in was recorded */
+	u64	open_switches;		/* still switched out at the end: weighed to it */
 	u64	other_events;		/* samples of other events, left out */
 	u64	no_callchain;		/* printed by perf script without a callchain: left out */
 	u64	unresolved;		/* no thread for them: reported, left out */
@@ -75,6 +86,8 @@ struct deferred_export_stats {
 };
 
 int deferred_export__parse_format(const char *str, enum deferred_export_format *format);
+/* --count: "period" (or NULL), "samples" or "off-cpu"; -EINVAL for anything else */
+int deferred_export__parse_count(const char *str, struct deferred_export_opts *opts);
 
 /*
  * Reads opts->input and writes the export to opts->output (a temporary file

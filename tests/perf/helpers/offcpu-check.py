@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Test-only: --count=off-cpu weighs what the switches say, task by task.
+
+usage: offcpu-check.py SWITCHES FOLDED [TIMEHIST]
+
+SWITCHES: `perf script --ns -F tid,cpu,time,trace` of the sched:sched_switch
+samples of a recording (in time order); FOLDED: `perf stitch -F folded
+--count=off-cpu --tid` of it; TIMEHIST: `perf sched timehist --state` of it.
+
+From the switches alone, each task (tid) is off CPU from a switch that
+names it prev_pid (not the idle task, nor an exiting one: prev_state X,
+Z) to the next that names it next_pid, or to the last switch of the
+recording; a second switch-out before a switch-in drops the first.  The
+totals per task and prev_state (the leaf "[off-cpu: S]" of the folded
+stacks; "[off-cpu: S, to the end]" for the open ones) must be those of
+FOLDED, exactly.  With TIMEHIST: timehist's "wait time" of a task's row is
+the time it was out before the run that row ends; every such wait must be
+one of the intervals above (to timehist's microseconds).
+
+Prints the counts and the first differences; exits 1 on any.
+"""
+import collections
+import re
+import sys
+
+SWITCH = re.compile(r'^\s*(-?\d+)\s+\[(\d+)\]\s+(\d+)\.(\d{9}):.*?prev_pid=(-?\d+)\s.*?'
+                    r'prev_state=(\S+)\s+==>.*?next_pid=(-?\d+)\s')
+ROOT_TID = re.compile(r'^(.*)-(-?\d+)/(-?\d+)$')
+LEAF = re.compile(r'\[off-cpu: (.)(, to the end)?\]$')
+TIMEHIST = re.compile(r'^\s*(\d+\.\d+)\s+\[(\d+)\]\s+(.*?)\[(\d+)(?:/\d+)?\]\s+([\d.]+)\s+'
+                      r'([\d.]+)\s+([\d.]+)\s+(\S)')
+
+
+def state_char(s):
+    # perf_sample__taskstate(): the first letter; 'R' for a preempted 'R+'
+    return s[0] if s else '?'
+
+
+def oracle(path):
+    out = {}                 # tid -> (time, state)
+    totals = collections.Counter()
+    intervals = collections.defaultdict(list)
+    end = 0
+    for line in open(path, errors='replace'):
+        m = SWITCH.match(line)
+        if not m:
+            continue
+        t = int(m.group(3)) * 10**9 + int(m.group(4))
+        end = max(end, t)
+        prev, state, nxt = int(m.group(5)), state_char(m.group(6)), int(m.group(7))
+        if nxt in out:
+            t0, st = out.pop(nxt)
+            totals[(nxt, st, False)] += t - t0
+            intervals[nxt].append(t - t0)
+        if prev == 0 or state in 'XZ':
+            continue
+        out[prev] = (t, state)
+    for tid, (t0, st) in out.items():
+        totals[(tid, st, True)] += end - t0
+    return totals, intervals
+
+
+def folded(path):
+    totals = collections.Counter()
+    for line in open(path, errors='replace'):
+        stack, _, n = line.rstrip('\n').rpartition(' ')
+        frames = stack.split(';')
+        r, leaf = ROOT_TID.match(frames[0]), LEAF.search(frames[-1])
+        if not r or not leaf:
+            print('  not an off-CPU stack with a --tid root: ' + line[:120])
+            totals[('?', '?', False)] += int(n)
+            continue
+        totals[(int(r.group(3)), leaf.group(1), bool(leaf.group(2)))] += int(n)
+    return totals
+
+
+def main():
+    want, intervals = oracle(sys.argv[1])
+    got = folded(sys.argv[2])
+    diff = [k for k in set(want) | set(got) if want[k] != got[k]]
+    print('%d tasks, %d (task, state) totals, %d ns off-CPU (%d to the end); %d differ'
+          % (len({k[0] for k in want}), len(want), sum(want.values()),
+             sum(v for k, v in want.items() if k[2]), len(diff)))
+    for k in sorted(diff, key=str)[:5]:
+        print('  tid %s state %s%s: switches say %d ns, folded %d'
+              % (k[0], k[1], ', to the end' if k[2] else '', want[k], got[k]))
+    bad = bool(diff) or not want
+    if len(sys.argv) > 3:
+        rows = missing = 0
+        for line in open(sys.argv[3], errors='replace'):
+            m = TIMEHIST.match(line)
+            if not m or float(m.group(5)) == 0:
+                continue
+            rows += 1
+            wait_us = round(float(m.group(5)) * 1000)
+            if not any(abs(iv / 1000 - wait_us) <= 1 for iv in intervals[int(m.group(4))]):
+                missing += 1
+                if missing <= 3:
+                    print('  timehist: %s' % line.strip()[:100])
+        print('timehist: %d waits, %d not an off-CPU interval of their task' % (rows, missing))
+        bad = bad or missing > 0 or not rows
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

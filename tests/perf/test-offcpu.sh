@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf stitch -F ... --count=off-cpu (and perf data convert --count=off-cpu)
+# on the corpus' real 7.2 recording of sched:sched_switch with deferred
+# callchains, system-wide (tests/corpus/real-7.2/offcpu-sched.data):
+#   - each task's off-CPU time, by the state it left the CPU in, is what
+#     the switches themselves say (perf script's prev_pid, prev_state,
+#     next_pid), exactly, and every "wait time" perf sched timehist shows
+#     is one of its intervals (helpers/offcpu-check.py);
+#   - every sched_switch sample is exported or counted as left out (the
+#     idle task, an exiting task, switched out again unrecorded), and the
+#     summary adds up;
+#   - folded, speedscope (valid against its schema, unit nanoseconds),
+#     pprof (the pprof CLI's traces: offcpu-time in nanoseconds) and perf
+#     data convert --to-* weigh the same;
+#   - a recording without sched_switch is refused, no output left.
+#
+# usage: tests/perf/test-offcpu.sh    (after make perf, make pprof, make node-deps)
+#   Environment (tests/perf/lib.sh): PERF, PYTHON, KEEP, VERBOSE
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+use_corpus_buildids
+require_perf
+corpus=$top/tests/corpus/real-7.2
+f=$corpus/offcpu-sched.data
+[ -f "$f" ] || abort "$f: not in the corpus"
+NODE_MODULES=$(abs_path "${NODE_MODULES:-$top/node_modules}")
+[ -d "$NODE_MODULES/ajv" ] || abort "no ajv in $NODE_MODULES (make node-deps)"
+PPROF=$(abs_path "${PPROF:-$top/build/pprof}")
+[ -x "$PPROF" ] || abort "no pprof CLI at $PPROF (make pprof)"
+PPCHECK="$PY $here/helpers/pprof-check.py"
+export LC_ALL=C
+
+sum() { awk '{ n += $NF } END { printf "%.0f\n", n }' "$1"; }
+# summary FILE WORDS: the number before WORDS in perf stitch's summary
+summary() { sed -nE "s/.*[ (]([0-9]+) $2.*/\\1/p" "$1" | head -n 1; }
+
+"$PERF" script --ns -F tid,cpu,time,trace -i "$f" > switches.txt 2> /dev/null
+nswitch=$(grep -c 'prev_pid=' switches.txt)
+check "the recording has sched_switch samples ($nswitch)" gt "$nswitch" 100
+"$PERF" sched timehist --state -i "$f" > timehist.txt 2> /dev/null
+
+"$PERF" stitch -F folded --tid --count=off-cpu -i "$f" -o tid.folded 2> tid.err
+check "-F folded --tid --count=off-cpu: exit 0" eq "$?" 0
+$PY "$here/helpers/offcpu-check.py" switches.txt tid.folded timehist.txt > check.txt
+st=$?
+check "each task's time off CPU by state = the switches', timehist's waits among them: $(head -1 check.txt); $(tail -1 check.txt)" \
+	eval "[ $st -eq 0 ] || { cat check.txt; false; }"
+
+# every sample accounted for
+exported=$(summary tid.err 'sched:sched_switch samples exported')
+idle=$(summary tid.err 'switches of the idle task')
+exiting=$(summary tid.err 'of exiting tasks')
+unmatched=$(summary tid.err 'switches left out')
+open=$(summary tid.err 'tasks still off-CPU at the end')
+check "summary: exported $exported + idle ${idle:-0} + exiting ${exiting:-0} + switched out again ${unmatched:-0} = the $nswitch switches" \
+	eq "$((exported + ${idle:-0} + ${exiting:-0} + ${unmatched:-0}))" "$nswitch"
+check "summary: the open ones are the '[off-cpu: S, to the end]' lines (${open:-0})" \
+	eq "$(grep -c ', to the end\] ' tid.folded)" "${open:-0}"
+total=$(sum tid.folded)
+check "summary: total weight = the folded weights ($total ns)" \
+	has tid.err "total weight $total \\(ns off-CPU\\)"
+
+"$PERF" stitch -F folded --count=off-cpu -i "$f" -o comm.folded 2> /dev/null
+check "-F folded: the same total by comm ($total)" eq "$(sum comm.folded)" "$total"
+check "-F folded: every stack ends in its state" \
+	eq "$(grep -cvE ';\[off-cpu: [A-Z?](, to the end)?\] [0-9]+$' comm.folded)" 0
+"$PERF" data convert --count=off-cpu --to-folded dc.folded -i "$f" > /dev/null 2>&1
+check "perf data convert --count=off-cpu --to-folded = perf stitch -F folded" \
+	same dc.folded comm.folded
+
+"$PERF" stitch -F speedscope --count=off-cpu -i "$f" -o off.json 2> /dev/null
+check "-F speedscope: exit 0" eq "$?" 0
+node "$here/helpers/speedscope-check.js" "$NODE_MODULES" off.json > /dev/null 2> speedscope.err
+check "-F speedscope: valid against speedscope's schema" \
+	eval "[ $? -eq 0 ] || { head -5 speedscope.err; false; }"
+check "-F speedscope: in nanoseconds, the same total" \
+	eq "$(js off.json 'sum(sum(p["weights"]) for p in d["profiles"] if p["unit"] == "nanoseconds")')" "$total"
+
+"$PERF" stitch -F pprof --count=off-cpu -i "$f" -o off.pb.gz 2> /dev/null
+check "-F pprof: exit 0" eq "$?" 0
+"$PPROF" -raw off.pb.gz > off.raw 2> /dev/null
+check "-F pprof: sample types samples/count, offcpu-time/nanoseconds" \
+	has off.raw '^PeriodType: offcpu-time nanoseconds'
+"$PPROF" -sample_index=1 -traces -unit=ns off.pb.gz 2> /dev/null | $PPCHECK traces > pprof.traces
+grep ';' comm.folded > comm.framed
+check "-F pprof: pprof -traces = -F folded" same pprof.traces comm.framed
+
+# refused without sched_switch: no output
+"$PERF" stitch -F folded --count=off-cpu -i "$corpus/sysw.data" -o none.folded 2> none.err
+check "a recording without sched_switch: fails, says why" \
+	eval "[ $? -ne 0 ] && has none.err 'weighs the samples of sched:sched_switch.*has none'"
+no_output "a recording without sched_switch" none.folded
+"$PERF" stitch -F folded --count=bogus -i "$f" -o bogus.folded 2> bogus.err
+check "--count=bogus: fails, says why" eval "[ $? -ne 0 ] && has bogus.err \"unknown --count 'bogus'\""
+
+finish

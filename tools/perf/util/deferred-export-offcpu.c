@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The switches waiting for their task to come back, for perf stitch -F
+ * --count=off-cpu (util/deferred-export-offcpu.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+
+#include "deferred-export-offcpu.h"
+#include "evsel.h"
+#include "hashmap.h"
+#include "sample.h"
+
+static size_t tid__hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool tid__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+int offcpu_switches__init(struct offcpu_switches *switches)
+{
+	switches->tasks = hashmap__new(tid__hash, tid__equal, NULL);
+	return IS_ERR(switches->tasks) ? PTR_ERR(switches->tasks) : 0;
+}
+
+void offcpu_switches__exit(struct offcpu_switches *switches)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (IS_ERR_OR_NULL(switches->tasks))
+		return;
+	hashmap__for_each_entry(switches->tasks, cur, bkt)
+		free(cur->pvalue);
+	hashmap__free(switches->tasks);
+	switches->tasks = NULL;
+}
+
+int offcpu_switches__out(struct offcpu_switches *switches, int tid,
+			 const struct offcpu_switch *sw)
+{
+	struct offcpu_switch *waiting;
+
+	if (hashmap__find(switches->tasks, tid, &waiting)) {
+		*waiting = *sw;
+		return 1;
+	}
+	waiting = malloc(sizeof(*waiting));
+	if (!waiting)
+		return -ENOMEM;
+	*waiting = *sw;
+	if (hashmap__add(switches->tasks, tid, waiting)) {
+		free(waiting);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcpu_switch *sw)
+{
+	struct offcpu_switch *waiting;
+
+	if (!hashmap__delete(switches->tasks, tid, NULL, &waiting))
+		return false;
+	*sw = *waiting;
+	free(waiting);
+	return true;
+}
+
+static int offcpu_switch__cmp_time(const void *a, const void *b)
+{
+	const struct offcpu_switch *x = *(struct offcpu_switch * const *)a;
+	const struct offcpu_switch *y = *(struct offcpu_switch * const *)b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+int offcpu_switches__drain(struct offcpu_switches *switches,
+			   int (*fn)(void *ctx, const struct offcpu_switch *sw), void *ctx)
+{
+	size_t i, n = hashmap__size(switches->tasks), bkt;
+	struct offcpu_switch **waiting;
+	struct hashmap_entry *cur;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	waiting = calloc(n, sizeof(*waiting));
+	if (!waiting)
+		return -ENOMEM;
+	i = 0;
+	hashmap__for_each_entry(switches->tasks, cur, bkt)
+		waiting[i++] = cur->pvalue;
+	qsort(waiting, n, sizeof(*waiting), offcpu_switch__cmp_time);
+	for (i = 0; i < n && !err; i++)
+		err = fn(ctx, waiting[i]);
+	for (i = 0; i < n; i++)
+		free(waiting[i]);
+	free(waiting);
+	hashmap__clear(switches->tasks);
+	return err;
+}
+
+bool evsel__is_sched_switch(struct evsel *evsel)
+{
+	return evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
+	       evsel__name_is(evsel, "sched:sched_switch") &&
+	       evsel__field(evsel, "prev_pid") && evsel__field(evsel, "next_pid") &&
+	       evsel__field(evsel, "prev_state");
+}
+
+void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields *fields)
+{
+	fields->prev_pid = perf_sample__intval(sample, "prev_pid");
+	fields->next_pid = perf_sample__intval(sample, "next_pid");
+	/* 'R' also for a preempted task (TASK_REPORT_MAX), as timehist */
+	fields->prev_state = perf_sample__taskstate(sample, "prev_state");
+}

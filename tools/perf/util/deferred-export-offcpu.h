@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf stitch -F ... --count=off-cpu: the time a task spends switched out,
+ * from a sched:sched_switch recording.  The switch-out sample of a task
+ * (prev_pid: its stitched stack, prev_state) weighs the nanoseconds until
+ * a later switch names the task as next_pid, what perf sched timehist
+ * shows as the task's "wait time" when it runs again; a task still
+ * switched out when the recording ends weighs until the last sample.
+ * util/deferred-export.c exports the stacks; this holds the switches
+ * waiting for their task to come back.
+ */
+#ifndef __PERF_DEFERRED_EXPORT_OFFCPU_H
+#define __PERF_DEFERRED_EXPORT_OFFCPU_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct evsel;
+struct hashmap;
+struct perf_sample;
+
+/* A task switched out: what the export weighs when it comes back */
+struct offcpu_switch {
+	u64	time;		/* of the switch-out */
+	u32	stack;		/* the stitched stack, without the state frame */
+	u32	root;		/* folded: the root frame */
+	u32	thread;		/* speedscope and pprof: the thread */
+	u32	comm;		/* pprof: the comm then */
+	u32	status;		/* pprof: enum export_status (+ reason) */
+	char	state;		/* prev_state, as perf sched timehist --state */
+};
+
+/* The switches whose task has not come back yet, by tid */
+struct offcpu_switches {
+	struct hashmap	*tasks;
+};
+
+int offcpu_switches__init(struct offcpu_switches *switches);
+void offcpu_switches__exit(struct offcpu_switches *switches);
+/*
+ * @tid switched out: @sw waits for it.  A switch of @tid still waiting
+ * (its switch-in was not recorded: lost events) is dropped: returns 1,
+ * else 0 or -ENOMEM.
+ */
+int offcpu_switches__out(struct offcpu_switches *switches, int tid,
+			 const struct offcpu_switch *sw);
+/* @tid comes back: true, with the switch that waited for it in @sw */
+bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcpu_switch *sw);
+/*
+ * Each switch still waiting, in the order of their switch-out times, to
+ * @fn, then dropped; stops at the first non-zero return, which it returns.
+ */
+int offcpu_switches__drain(struct offcpu_switches *switches,
+			   int (*fn)(void *ctx, const struct offcpu_switch *sw), void *ctx);
+
+/* sched:sched_switch, whose samples carry prev_pid, prev_state and next_pid */
+bool evsel__is_sched_switch(struct evsel *evsel);
+
+struct sched_switch_fields {
+	int	prev_pid;
+	int	next_pid;
+	char	prev_state;	/* 'R' (preempted), 'S', 'D', ...; 'X', 'Z': exiting */
+};
+
+void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields *fields);
+
+#endif /* __PERF_DEFERRED_EXPORT_OFFCPU_H */
