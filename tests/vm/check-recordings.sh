@@ -47,11 +47,50 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 	fail=$((fail + bad))
 	# a recording of context switches: perf sched timehist on it
 	if "$PERF" evlist -i "$dir/$f" 2> /dev/null | grep -q '^sched:sched_switch$'; then
+		# whose switches -g shows: the workload's (MANIFEST's third column)
+		workload=$(awk -F '\t' -v f="$f" '$1 == f { split($3, w, " "); print w[1] }' "$dir/MANIFEST")
+		case ${workload##*/} in
+		offcpu) export WORKLOAD_COMM=offcpu \
+			WORKLOAD_FUNC='^(block_[a-z_]+|[a-z]+_thread|pace_[a-z_]+|main)$' ;;
+		*) unset WORKLOAD_COMM WORKLOAD_FUNC ;;
+		esac
 		PERF=$PERF OUT=$out/$name.timehist "$repo/tests/perf/helpers/timehist-check.sh" "$dir/$f" "$name" \
 			> "$out/$name.timehist.txt" 2>&1
 		cat "$out/$name.timehist.txt"
 		pass=$((pass + $(grep -c '^ok   - ' "$out/$name.timehist.txt")))
 		fail=$((fail + $(grep -c '^FAIL - ' "$out/$name.timehist.txt")))
+	fi
+	# the off-CPU workload (tests/vm/workloads/offcpu.c) measured its own
+	# time off CPU per function: perf stitch --count=off-cpu within 5%;
+	# without switch events, each task's time as the switches and timehist say
+	if grep -q '^offcpu ' "$dir/logs/$f.workload.log" 2> /dev/null; then
+		"$PERF" stitch -F folded --count=off-cpu -i "$dir/$f" -o "$out/$name.offcpu.folded" \
+			> /dev/null 2> "$out/$name.offcpu.err"
+		{
+			"$PY" "$repo/tests/perf/helpers/offcpu-check.py" workload \
+				"$dir/logs/$f.workload.log" "$out/$name.offcpu.folded"
+			if ! "$PERF" report --stats -i "$dir/$f" 2> /dev/null | grep -qE 'SWITCH(_CPU_WIDE)? events: +[1-9]'; then
+				"$PERF" script --ns -F tid,cpu,time,trace -i "$dir/$f" > "$out/$name.switches" 2> /dev/null
+				"$PERF" stitch -F folded --tid --count=off-cpu -i "$dir/$f" \
+					-o "$out/$name.offcpu-tid.folded" > /dev/null 2>&1
+				"$PERF" sched timehist --state -i "$dir/$f" > "$out/$name.offcpu-timehist.txt" 2> /dev/null
+				if "$PY" "$repo/tests/perf/helpers/offcpu-check.py" "$out/$name.switches" \
+						"$out/$name.offcpu-tid.folded" "$out/$name.offcpu-timehist.txt" > "$out/$name.offcpu-tasks"; then
+					echo "check each task's time off CPU = the switches', timehist's waits among them: $(head -1 "$out/$name.offcpu-tasks"); $(tail -1 "$out/$name.offcpu-tasks") ok"
+				else
+					echo "check each task's time off CPU = the switches' and timehist's: $(tr '\n' ' ' < "$out/$name.offcpu-tasks")"
+				fi
+			fi
+		} > "$out/$name.offcpu.txt" 2>&1
+		while read -r line; do
+			case $line in
+			"check "*" ok") echo "ok   - $name: ${line#check }"; pass=$((pass + 1)) ;;
+			"check "*) echo "FAIL - $name: ${line#check }"; fail=$((fail + 1)) ;;
+			SKIP*) echo "SKIP - $name: ${line#SKIP }" ;;
+			esac
+		done < "$out/$name.offcpu.txt"
+		grep -q '^check ' "$out/$name.offcpu.txt" ||
+			{ echo "FAIL - $name: offcpu-check.py"; cat "$out/$name.offcpu.txt"; fail=$((fail + 1)); }
 	fi
 	"$PY" "$repo/tests/perf/helpers/oracle.py" features "$dir/$f" > "$out/$name.features" 2>&1 ||
 		{ echo "FAIL - $name: oracle.py features"; fail=$((fail + 1)); }

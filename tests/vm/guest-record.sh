@@ -45,7 +45,7 @@ since() {
 say() { echo "guest-record: [$(since "$t_start")s] $*"; }
 
 [ -x "$PERF" ] || { say "no $PERF"; exit 1; }
-for w in threads blocker forker execloop sleepers; do
+for w in threads blocker forker execloop sleepers offcpu; do
 	[ -x "$BIN/$w" ] || { say "no $BIN/$w (make vm-record builds it)"; exit 1; }
 done
 # perf cannot write its data to virtiofs (EFAULT): /run must be the tmpfs
@@ -353,6 +353,13 @@ record_check_set() {
 	# the system with its stack (perf sched timehist -g reads it)
 	record offcpu-sched.data "-a -e sched:sched_switch --call-graph=fp,defer -N" \
 		"$BIN/blocker" 0.5
+	# off-CPU time by function against the workload's own clock: perf record
+	# --off-cpu without BPF (sched_switch with deferred callchains and switch
+	# events) per task, and plain sched_switch system-wide (perf sched
+	# timehist reads it too); its I/O on virtiofs
+	record offcpu-task.data "--off-cpu --sample-cpu -N" "$BIN/offcpu" 2 "$repo/build/vm"
+	record offcpu-sysw.data "-a -e sched:sched_switch --call-graph=deferred -N" \
+		"$BIN/offcpu" 2 "$repo/build/vm"
 	# one event defers by its own term, the other samples without callchains
 	record perevent.data "-e cpu-clock/call-graph=deferred/ -e task-clock --sample-cpu -N -F 500" \
 		"$BIN/threads" 8 1

@@ -1,7 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Test-only: --count=off-cpu weighs what the switches say, task by task.
+"""Test-only: --count=off-cpu weighs what the switches say, task by task,
+and what the workload measured, function by function.
 
 usage: offcpu-check.py SWITCHES FOLDED [TIMEHIST]
+       offcpu-check.py workload WORKLOAD_OUTPUT FOLDED
+
+The second form: WORKLOAD_OUTPUT has the "offcpu FUNCTION NANOSECONDS
+CALLS" lines of tests/vm/workloads/offcpu.c (its own clock: wall minus
+thread CPU time around each blocking call); each FUNCTION's off-CPU time
+in FOLDED (the lines with a FUNCTION frame) must be within 5% of it.  A
+function that blocked less than 50 ms in all (block_io on a tmpfs) is
+reported as a skip ("SKIP" line), not checked.  Prints "check NAME ok" /
+"check NAME <why not>" lines (tests/perf/lib.sh relay_checks).
 
 SWITCHES: `perf script --ns -F tid,cpu,time,trace` of the sched:sched_switch
 samples of a recording (in time order); FOLDED: `perf stitch -F folded
@@ -74,7 +84,36 @@ def folded(path):
     return totals
 
 
+def workload(out_path, folded_path):
+    measured = {}
+    for line in open(out_path, errors='replace'):
+        f = line.split()
+        if len(f) == 4 and f[0] == 'offcpu':
+            measured[f[1]] = (int(f[2]), int(f[3]))
+    got = collections.Counter()
+    for line in open(folded_path, errors='replace'):
+        stack, _, n = line.rstrip('\n').rpartition(' ')
+        frames = set(stack.split(';'))
+        for fn in measured:
+            if fn in frames:
+                got[fn] += int(n)
+    if not measured:
+        print('check workload-output no "offcpu" lines in %s' % out_path)
+        return 1
+    for fn, (ns, calls) in sorted(measured.items()):
+        if ns < 50 * 10**6:
+            print('SKIP %s: blocked %.1f ms in %d calls (no I/O here)' % (fn, ns / 1e6, calls))
+            continue
+        err = (got[fn] - ns) / ns
+        print('check %s off CPU: the workload measured %.1f ms in %d calls, perf %.1f ms '
+              '(%+.2f%%, within 5%%) %s' % (fn, ns / 1e6, calls, got[fn] / 1e6, 100 * err,
+                                            'ok' if abs(err) <= 0.05 else 'NOT within 5%'))
+    return 0
+
+
 def main():
+    if sys.argv[1] == 'workload':
+        return workload(sys.argv[2], sys.argv[3])
     want, intervals = oracle(sys.argv[1])
     got = folded(sys.argv[2])
     diff = [k for k in set(want) | set(got) if want[k] != got[k]]

@@ -63,6 +63,18 @@ int offcpu_switches__out(struct offcpu_switches *switches, int tid,
 	return 0;
 }
 
+void offcpu_switches__switched_out(struct offcpu_switches *switches, int tid, u64 time)
+{
+	struct offcpu_switch *waiting;
+
+	/* once: another would be a switch whose switch-in was not recorded */
+	if (hashmap__find(switches->tasks, tid, &waiting) && !waiting->switched_out &&
+	    waiting->time <= time) {
+		waiting->time = time;
+		waiting->switched_out = true;
+	}
+}
+
 bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcpu_switch *sw)
 {
 	struct offcpu_switch *waiting;

@@ -3,9 +3,11 @@
  * perf stitch -F ... --count=off-cpu: the time a task spends switched out,
  * from a sched:sched_switch recording.  The switch-out sample of a task
  * (prev_pid: its stitched stack, prev_state) weighs the nanoseconds until
- * a later switch names the task as next_pid, what perf sched timehist
- * shows as the task's "wait time" when it runs again; a task still
- * switched out when the recording ends weighs until the last sample.
+ * a later switch names the task as next_pid or a switch-in record of it
+ * comes, what perf sched timehist shows as the task's "wait time" when it
+ * runs again (from the switch-out record, when there are switch events);
+ * a task still switched out when the recording ends weighs until the last
+ * sample.
  * util/deferred-export.c exports the stacks; this holds the switches
  * waiting for their task to come back.
  */
@@ -28,6 +30,7 @@ struct offcpu_switch {
 	u32	comm;		/* pprof: the comm then */
 	u32	status;		/* pprof: enum export_status (+ reason) */
 	char	state;		/* prev_state, as perf sched timehist --state */
+	bool	switched_out;	/* time is its switch-out record's */
 };
 
 /* The switches whose task has not come back yet, by tid */
@@ -44,6 +47,12 @@ void offcpu_switches__exit(struct offcpu_switches *switches);
  */
 int offcpu_switches__out(struct offcpu_switches *switches, int tid,
 			 const struct offcpu_switch *sw);
+/*
+ * The switch-out record of @tid at @time (perf record --switch-events):
+ * the switch's start, later than its sched_switch sample by what taking
+ * that sample cost, on CPU.
+ */
+void offcpu_switches__switched_out(struct offcpu_switches *switches, int tid, u64 time);
 /* @tid comes back: true, with the switch that waited for it in @sw */
 bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcpu_switch *sw);
 /*

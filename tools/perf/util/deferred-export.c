@@ -1471,6 +1471,36 @@ out:
 	return err;
 }
 
+/*
+ * A switch event (perf record --switch-events, which --off-cpu without BPF
+ * turns on).  Switched in: the task comes back, which a per-task recording
+ * has no sched_switch sample naming it next_pid for.  Switched out: the
+ * switch starts here, after its sched_switch sample, which the task took
+ * on CPU (with frame pointer callchains tens of microseconds, as much as
+ * the shortest waits).
+ */
+static int reader__context_switch(const struct perf_tool *tool, union perf_event *event,
+				  struct perf_sample *sample, struct machine *machine)
+{
+	struct export_reader *rd = container_of(tool, struct export_reader, tool);
+	struct offcpu_switch back;
+	int err;
+
+	if (sample->time != (u64)-1 && sample->time > rd->end_time)
+		rd->end_time = sample->time;
+	if (event->header.misc & PERF_RECORD_MISC_SWITCH_OUT)
+		offcpu_switches__switched_out(&rd->offcpu, sample->tid, sample->time);
+	else if (!rd->err && offcpu_switches__in(&rd->offcpu, sample->tid, &back)) {
+		err = reader__offcpu_weigh(rd, &back, sample->time - back.time, /*open=*/false);
+		if (err) {
+			rd->err = err;
+			session_done = 1;
+			return 0;
+		}
+	}
+	return perf_event__process_switch(tool, event, sample, machine);
+}
+
 static int reader__sample(const struct perf_tool *tool, union perf_event *event __maybe_unused,
 			  struct perf_sample *sample, struct machine *machine)
 {
@@ -1644,6 +1674,8 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	rd.tool.build_id	= perf_event__process_build_id;
 	rd.tool.id_index	= perf_event__process_id_index;
 	rd.tool.feature		= perf_event__process_feature;
+	if (opts->off_cpu)
+		rd.tool.context_switch = reader__context_switch;
 	rd.tool.ordering_requires_timestamps = true;
 
 	memset(stats, 0, sizeof(*stats));

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * offcpu SECONDS [DIR]: threads that block for known times in known
+ * functions, each measuring its own time off CPU, for the off-CPU checks
+ * (perf record --off-cpu; perf stitch -F folded --count=off-cpu):
+ *
+ *   block_nanosleep   nanosleep() of 4 ms
+ *   block_pipe_read   read() of a pipe that pace_pipe_writer() writes to
+ *                     every 6 ms
+ *   block_futex       FUTEX_WAIT until pace_futex_waker() wakes it, every
+ *                     5 ms
+ *   block_io          pwrite() and fdatasync() of a file in DIR (I/O where
+ *                     DIR is on a disk or virtiofs; nothing on a tmpfs)
+ *
+ * for SECONDS of wall time.  Each block_* function's time off CPU is its
+ * wall time minus its thread's CPU time (CLOCK_THREAD_CPUTIME_ID) around
+ * the blocking call: the time its thread did not run, sleeping or waiting
+ * for a CPU.  At the end it prints, per function:
+ *
+ *   offcpu FUNCTION NANOSECONDS CALLS
+ *
+ * Each blocking call is out of tail position and one frame below its
+ * block_* function (call_*), so that the function has a frame of its own
+ * in the user stack a frame pointer walk finds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+static double deadline;
+static volatile int done;
+static int pipe_fds[2];
+static uint32_t futex_word;
+static const char *io_dir = ".";
+
+struct offcpu_total {
+	const char	*name;
+	uint64_t	ns;
+	uint64_t	calls;
+};
+
+static uint64_t ns_of(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* wall minus thread CPU time since the snapshot: the time off CPU */
+struct off_clock {
+	uint64_t wall, cpu;
+};
+
+static struct off_clock off_start(void)
+{
+	struct off_clock c = { ns_of(CLOCK_MONOTONIC), ns_of(CLOCK_THREAD_CPUTIME_ID) };
+
+	return c;
+}
+
+static void off_end(struct off_clock c, struct offcpu_total *t)
+{
+	uint64_t wall = ns_of(CLOCK_MONOTONIC) - c.wall;
+	uint64_t cpu = ns_of(CLOCK_THREAD_CPUTIME_ID) - c.cpu;
+
+	t->ns += wall > cpu ? wall - cpu : 0;
+	t->calls++;
+}
+
+/*
+ * The C library is built without frame pointers: a frame pointer walk from
+ * inside it skips the function that called it, whose frame pointer it left
+ * in place.  Each blocking call goes through one of these, skipped instead.
+ */
+static NOINLINE int call_nanosleep(const struct timespec *ts)
+{
+	int ret = nanosleep(ts, NULL);
+
+	sink++;
+	return ret;
+}
+
+static NOINLINE ssize_t call_read(int fd, void *buf, size_t n)
+{
+	ssize_t ret = read(fd, buf, n);
+
+	sink++;
+	return ret;
+}
+
+static NOINLINE long call_futex_wait(uint32_t *word, uint32_t seen)
+{
+	long ret = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+
+	sink++;
+	return ret;
+}
+
+static NOINLINE int call_write_sync(int fd, const void *buf, size_t n)
+{
+	int ret = pwrite(fd, buf, n, 0) == (ssize_t)n ? fdatasync(fd) : -1;
+
+	sink++;
+	return ret;
+}
+
+static NOINLINE int block_nanosleep(struct offcpu_total *t)
+{
+	struct timespec ts = { 0, 4000000 };
+	struct off_clock c = off_start();
+	int ret = call_nanosleep(&ts);
+
+	off_end(c, t);
+	return ret;
+}
+
+static NOINLINE int block_pipe_read(struct offcpu_total *t)
+{
+	struct off_clock c = off_start();
+	char byte;
+	int ret = call_read(pipe_fds[0], &byte, 1);
+
+	off_end(c, t);
+	return ret;
+}
+
+static NOINLINE int block_futex(struct offcpu_total *t, uint32_t seen)
+{
+	struct off_clock c = off_start();
+	int ret = call_futex_wait(&futex_word, seen);
+
+	off_end(c, t);
+	return ret;
+}
+
+static NOINLINE int block_io(struct offcpu_total *t, int fd)
+{
+	static char buf[4096];
+	struct off_clock c = off_start();
+	int ret = call_write_sync(fd, buf, sizeof(buf));
+
+	off_end(c, t);
+	return ret;
+}
+
+static void *nanosleep_thread(void *arg)
+{
+	while (now_s() < deadline)
+		sink += block_nanosleep(arg);
+	return NULL;
+}
+
+static void *pipe_thread(void *arg)
+{
+	/* the writer's last byte or its close ends the loop */
+	while (block_pipe_read(arg) > 0)
+		sink++;
+	return NULL;
+}
+
+static NOINLINE void *pace_pipe_writer(void *arg)
+{
+	while (now_s() < deadline) {
+		sleep_s(0.006);
+		if (write(pipe_fds[1], "x", 1) != 1)
+			break;
+	}
+	close(pipe_fds[1]);
+	return arg;
+}
+
+static void *futex_thread(void *arg)
+{
+	uint32_t seen;
+
+	while (!done) {
+		seen = __atomic_load_n(&futex_word, __ATOMIC_ACQUIRE);
+		if (done)
+			break;
+		sink += block_futex(arg, seen);
+	}
+	return NULL;
+}
+
+static NOINLINE void *pace_futex_waker(void *arg)
+{
+	while (now_s() < deadline) {
+		sleep_s(0.005);
+		__atomic_add_fetch(&futex_word, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	done = 1;
+	__atomic_add_fetch(&futex_word, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return arg;
+}
+
+static void *io_thread(void *arg)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/offcpu-io.%d", io_dir, (int)getpid());
+	fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	if (fd < 0) {
+		perror(path);
+		return NULL;
+	}
+	while (now_s() < deadline)
+		sink += block_io(arg, fd);
+	close(fd);
+	unlink(path);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct offcpu_total totals[] = {
+		{ .name = "block_nanosleep" }, { .name = "block_pipe_read" },
+		{ .name = "block_futex" }, { .name = "block_io" },
+	};
+	void *(*threads[])(void *) = { nanosleep_thread, pipe_thread, futex_thread, io_thread };
+	pthread_t tids[6];
+	unsigned int i;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: offcpu SECONDS [DIR]\n");
+		return 2;
+	}
+	if (argc > 2)
+		io_dir = argv[2];
+	if (pipe(pipe_fds))
+		return 1;
+	deadline = now_s() + atof(argv[1]);
+	for (i = 0; i < 4; i++)
+		pthread_create(&tids[i], NULL, threads[i], &totals[i]);
+	pthread_create(&tids[4], NULL, pace_pipe_writer, NULL);
+	pthread_create(&tids[5], NULL, pace_futex_waker, NULL);
+	for (i = 0; i < 6; i++)
+		pthread_join(tids[i], NULL);
+	for (i = 0; i < 4; i++)
+		printf("offcpu %s %llu %llu\n", totals[i].name, (unsigned long long)totals[i].ns,
+		       (unsigned long long)totals[i].calls);
+	return 0;
+}
