@@ -8,8 +8,9 @@
 # script as root chrooted into the host's root): records WORKLOAD for
 # SECONDS with 'PERF record --call-graph=deferred', natively.  perf writes
 # to /run (a tmpfs: perf.data written straight to virtiofs fails with
-# EFAULT) and the file is then copied to DIR/perf.data.  Also written to
-# DIR: record.log (perf record's output), kallsyms (the guest's
+# EFAULT) and the file is then copied to DIR/perf.data; then the same with
+# 'PERF record --off-cpu' into DIR/offcpu.data.  Also written to DIR:
+# record.log and offcpu-record.log (perf record's output), kallsyms (the guest's
 # /proc/kallsyms: the kernel is booted with nokaslr, so its frames are named
 # on the host with perf report/script --kallsyms=DIR/kallsyms) and
 # osrelease.  DIR and WORKLOAD are on the host's disk (not /run: the
@@ -50,5 +51,18 @@ say "perf record exited $rc"
 if [ -s "$run/perf.data" ]; then
 	cp "$run/perf.data" "$dir/perf.data" || exit 1
 	say "copied perf.data out"
+fi
+[ $rc -eq 0 ] || exit $rc
+
+# off CPU: perf record --off-cpu (no BPF here: sched_switch with deferred
+# callchains and switch events)
+say "$perf record --off-cpu -N -o $run/offcpu.data -- $workload $seconds"
+"$perf" record --off-cpu -N -o "$run/offcpu.data" -- "$workload" "$seconds" \
+	> "$dir/offcpu-record.log" 2>&1
+rc=$?
+say "perf record --off-cpu exited $rc"
+if [ -s "$run/offcpu.data" ]; then
+	cp "$run/offcpu.data" "$dir/offcpu.data" || exit 1
+	say "copied offcpu.data out"
 fi
 exit $rc

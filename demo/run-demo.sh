@@ -29,6 +29,7 @@
 #
 # Writes to DEMO_OUT: workload, perf.data, report.txt (perf report --stdio),
 # flamegraph.html, stacks.folded, profile.speedscope.json, stitched.data,
+# offcpu.data, offcpu.folded, offcpu.html (the off-CPU flame graph),
 # logs/STEP.log, and with DEMO_KERNEL=vm kallsyms (the guest's) and logs/vm/
 # (run-vm.sh's console.log).
 # Every output is written under a temporary name and renamed when its step
@@ -88,7 +89,7 @@ if [ "$DEMO_KERNEL" = vm ]; then
 fi
 # a failed run must not leave the outputs of an earlier one beside its own
 outputs="workload perf.data report.txt flamegraph.html stacks.folded profile.speedscope.json
-	stitched.data"
+	stitched.data offcpu.data offcpu.folded offcpu.html"
 for f in $outputs kallsyms; do
 	rm -f "${DEMO_OUT:?}/$f"
 done
@@ -163,8 +164,10 @@ record_vm() {
 		tail -n 20 "$log" | sed 's/^/demo:   /' >&2
 		die "full log: $log; the guest's console: $VM_DIR/console.log"
 	fi
+	[ -f "$tmp/offcpu-record.log" ] && cat "$tmp/offcpu-record.log" >> "$log"
 	publish "$tmp/kallsyms" "$DEMO_OUT/kallsyms" record-vm
 	publish "$tmp/perf.data" "$DEMO_OUT/perf.data" record-vm
+	publish "$tmp/offcpu.data" "$DEMO_OUT/offcpu.data" record-vm
 	kallsyms=(--kallsyms="$DEMO_OUT/kallsyms")
 	read -r kver < "$tmp/osrelease"
 	kver=${kver%%[+-]*}
@@ -252,6 +255,28 @@ publish "$tmp/stacks.folded" "$DEMO_OUT/stacks.folded" folded
 step speedscope "$PERF" stitch "${kallsyms[@]}" -F speedscope --event "$event" -i "$DEMO_OUT/perf.data" \
 	-o "$tmp/profile.speedscope.json"
 publish "$tmp/profile.speedscope.json" "$DEMO_OUT/profile.speedscope.json" speedscope
+
+# off CPU: where the threads waited, and for how long.  perf record
+# --off-cpu (without BPF: sched_switch with deferred callchains, frame
+# pointers where the kernel cannot defer, and switch events); each
+# switch-out's stitched stack weighs the nanoseconds until its thread ran
+# again (perf stitch --count=off-cpu), drawn as a flame graph
+if [ "$mode" != vm ]; then
+	rm -f "$tmp/offcpu.data"
+	step offcpu-record "$PERF" record --off-cpu -N -o "$tmp/offcpu.data" -- \
+		"$DEMO_OUT/workload" "$DEMO_SECONDS"
+	publish "$tmp/offcpu.data" "$DEMO_OUT/offcpu.data" offcpu-record
+fi
+step offcpu-folded "$PERF" stitch "${kallsyms[@]}" -F folded --count=off-cpu --kernel-suffix \
+	-i "$DEMO_OUT/offcpu.data" -o "$tmp/offcpu.folded"
+publish "$tmp/offcpu.folded" "$DEMO_OUT/offcpu.folded" offcpu-folded
+step offcpu-flamegraph /usr/bin/python3 "$top/demo/folded-flamegraph.py" \
+	--template "$FLAMEGRAPH_TEMPLATE" \
+	--context "off-CPU time (ns) per stitched stack: perf record --off-cpu, perf stitch -F folded --count=off-cpu" \
+	"$DEMO_OUT/offcpu.folded" "$tmp/offcpu.html"
+publish "$tmp/offcpu.html" "$DEMO_OUT/offcpu.html" offcpu-flamegraph
+say "off CPU: $(grep -o '[0-9]* sched:sched_switch samples exported.*total weight [0-9]* (ns off-CPU)' \
+	"$DEMO_OUT/logs/offcpu-folded.log")"
 
 # for the viewers that read perf.data themselves but know no deferred
 # callchains (hotspot, perf 6.1, ...)

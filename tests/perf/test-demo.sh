@@ -171,6 +171,31 @@ check "DOM: every kernel frame in the kernel colour" eq \
 check "DOM: every user frame in the user colour" eq "$(val user dom.chk 4)" "$(val user dom.chk)"
 check "DOM: no fill shared by kernel and user frames" eq "$(val shared_fills dom.chk)" 0
 
+# ---------------------------------------------------------------- off CPU
+# perf record --off-cpu, perf stitch -F folded --count=off-cpu and the
+# flame graph of it: the page holds the folded stacks' weights, the summary
+# said the same total, sleep_nap (nanosleep) waits with the kernel's
+# stack above it, and it renders in both colours
+ofg=$out/offcpu.html
+check "offcpu.html written" test -s "$ofg"
+check "offcpu.html: template filled in" hasnt "$ofg" '@flamegraph_json|@options_json'
+otot=$(awk '{ n += $NF } END { printf "%.0f\n", n }' "$out/offcpu.folded")
+$CHECK stacks "$ofg" sleep_nap hop_to_next_cpu > ostacks.chk 2>&1
+check "offcpu flame graph: the folded stacks' $otot ns" eq "$(val total ostacks.chk)" "$otot"
+check "offcpu: the summary's total weight" \
+	has "$out/logs/offcpu-folded.log" "total weight $otot \\(ns off-CPU\\)"
+check "offcpu flame graph: sleep_nap waits, the kernel's stack stitched above it" gt \
+	"$(awk '$1 == "func" && $2 == "sleep_nap" { print $6 }' ostacks.chk)" 0
+check "offcpu: every stack ends in the state its thread left the CPU in" \
+	eq "$(grep -cvE ';\[off-cpu: [A-Z?](, to the end)?\] [0-9]+$' "$out/offcpu.folded")" 0
+check "offcpu: demo-sleeper sleeps (S) in sleep_nap" \
+	grep -qE '^demo-sleeper;.*;sleep_nap;.*;\[off-cpu: S\] [0-9]+$' "$out/offcpu.folded"
+chromium_run --screenshot="$tmp/oshot.png" "file://$ofg" > chromium-off.log 2>&1
+$CHECK png oshot.png > opng.chk 2>&1
+check "offcpu screenshot: flame graph colours over a large area" gt "$(val flame opng.chk)" 48000
+check "offcpu screenshot: kernel colour present" gt "$(val kernel opng.chk)" 5000
+check "offcpu screenshot: user colour present" gt "$(val user opng.chk)" 5000
+
 # ---------------------------------------------------------------- exports
 check "stacks.folded written" test -s "$out/stacks.folded"
 check "stacks.folded: every line 'stack count'" eq \
