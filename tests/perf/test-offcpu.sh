@@ -12,8 +12,9 @@
 #     idle task, an exiting task, switched out again unrecorded), and the
 #     summary adds up;
 #   - folded, speedscope (valid against its schema, unit nanoseconds),
-#     pprof (the pprof CLI's traces: offcpu-time in nanoseconds) and perf
-#     data convert --to-* weigh the same;
+#     pprof (the pprof CLI's traces: offcpu-time in nanoseconds), perf
+#     data convert --to-* and perf stitch -o (the time as each switch's
+#     period, which perf report and perf script show) weigh the same;
 #   - a recording without sched_switch is refused, no output left;
 #   - live: perf record --off-cpu of a workload that measures its own time
 #     off CPU per function, within 5% per function.
@@ -91,6 +92,26 @@ check "-F pprof: sample types samples/count, offcpu-time/nanoseconds" \
 grep ';' comm.folded > comm.framed
 check "-F pprof: pprof -traces = -F folded" same pprof.traces comm.framed
 
+# perf stitch -o --count=off-cpu: each switch's period is its time off CPU,
+# for perf report, perf script and every tool that weighs by period
+"$PERF" stitch --count=off-cpu -i "$f" -o conv.data 2> conv.err
+check "perf stitch -o --count=off-cpu: exit 0" eval "[ $? -eq 0 ] || { cat conv.err; false; }"
+check "perf stitch -o --count=off-cpu: the summary says what the periods hold" \
+	has conv.err "--count=off-cpu: $exported switches weigh $total ns off-CPU as their period \\(${open:-0} still out at the end\\), $((nswitch - exported)) weigh 0"
+"$PERF" script -F tid,period,event -i conv.data 2> /dev/null |
+	awk '$NF == "sched:sched_switch:" { n[$1] += $2 } END { for (t in n) if (n[t]) printf "%s %.0f\n", t, n[t] }' |
+	sort > conv.tids
+sed -E 's/^[^;]*-[0-9-]+\/(-?[0-9]+);.* ([0-9]+)$/\1 \2/' tid.folded |
+	awk '{ n[$1] += $2 } END { for (t in n) printf "%s %.0f\n", t, n[t] }' | sort > folded.tids
+check "perf stitch -o --count=off-cpu: each thread's periods = -F folded --tid's ($(wc -l < conv.tids) threads)" \
+	same conv.tids folded.tids
+"$PERF" report -i conv.data --stdio -g none --sort prev_state > conv.report 2> /dev/null
+check "perf report --sort prev_state of it: the event count is the time off CPU" \
+	has conv.report "^# Event count \\(approx.\\): $total\$"
+"$PERF" stitch --count=off-cpu -i "$f" -o - > conv.pipe 2> convpipe.err
+check "perf stitch -o - --count=off-cpu: refused (a pipe cannot be patched)" \
+	eval "[ $? -ne 0 ] && has convpipe.err 'needs a file output, not a pipe'"
+
 # refused without sched_switch: no output
 "$PERF" stitch -F folded --count=off-cpu -i "$corpus/sysw.data" -o none.folded 2> none.err
 check "a recording without sched_switch: fails, says why" \
@@ -119,5 +140,10 @@ check "live: -F folded --count=off-cpu: exit 0" eval "[ $? -eq 0 ] || { cat live
 $PY "$here/helpers/offcpu-check.py" workload live.out live.folded > live.check
 relay_checks "live" live.check
 grep '^SKIP' live.check | sed 's/^SKIP /SKIP - live: /'
+"$PERF" stitch --count=off-cpu -i live.data -o live-conv.data > /dev/null 2>&1
+check "live: perf stitch -o --count=off-cpu: the periods add up to -F folded's" \
+	eq "$("$PERF" script -F period,event -i live-conv.data 2> /dev/null |
+		awk '$NF == "sched:sched_switch:" { n += $1 } END { printf "%.0f\n", n }')" \
+	"$(awk '{ n += $NF } END { printf "%.0f\n", n }' live.folded)"
 
 finish

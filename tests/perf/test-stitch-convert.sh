@@ -203,7 +203,7 @@ check "pipe mode through a pipe: the same" cmp -s piped.script piped2.script
 # ------------------------------------------------------------ no deferred data: copied
 "$PERF" stitch -i fp.data -o copy.data 2> copy.err
 check "no deferred data: exit status 0" eq "$?" 0
-check "no deferred data: says it copied" has copy.err '^perf stitch: no deferred callchains in fp.data, copied [0-9]+ samples to copy.data$'
+check "no deferred data: says it copied" has copy.err '^perf stitch: no deferred callchains in fp.data, copied [0-9]+ samples; wrote copy.data$'
 "$SYS_PERF" script $fields -i copy.data > copy.script 2> /dev/null
 check "no deferred data: the same perf script output" cmp -s ref.script copy.script
 

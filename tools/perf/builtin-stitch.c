@@ -107,6 +107,8 @@ static int stitch__convert(struct perf_stitch *stitch)
 		.output	= stitch->output_name,
 		.force	= stitch->force,
 		.strict	= stitch->strict,
+		/* main() let only "off-cpu" through */
+		.off_cpu = stitch->count != NULL,
 	};
 	struct deferred_convert_stats stats;
 	int err;
@@ -504,9 +506,10 @@ int cmd_stitch(int argc, const char **argv)
 
 	if (mode != STITCH_EXPORT &&
 	    (stitch.exp.event || stitch.exp.kernel_suffix || stitch.exp.separator ||
-	     stitch.exp.pid || stitch.exp.tid || stitch.count ||
+	     stitch.exp.pid || stitch.exp.tid ||
+	     (stitch.count && (mode != STITCH_CONVERT || strcmp(stitch.count, "off-cpu"))) ||
 	     stitch.exp.max_stack != PERF_MAX_STACK_DEPTH || !symbol_conf.inline_name)) {
-		pr_err("perf stitch: --event, --count, --kernel-suffix, --separator, --pid, --tid, --max-stack and --no-inline go with -F\n");
+		pr_err("perf stitch: --event, --count, --kernel-suffix, --separator, --pid, --tid, --max-stack and --no-inline go with -F (and --count=off-cpu with -o)\n");
 		return -EINVAL;
 	}
 

@@ -19,6 +19,7 @@
 #include "tool.h"
 #include "stitch-output.h"
 #include "deferred-convert.h"
+#include "deferred-export-offcpu.h"
 
 struct evlist;
 struct intlist;
@@ -51,6 +52,12 @@ struct cvt {
 	/* the last feature record, if without data and of a known id, else 0 */
 	int				feat_end;
 	union perf_event		*ev;		/* CONVERT_MAX_EVENT + 1 bytes */
+	/* --count=off-cpu (util/deferred-export-offcpu.h) */
+	struct offcpu_switches		offcpu;
+	struct evsel			*offcpu_evsel;	/* sched:sched_switch */
+	u64				period_off;	/* of its samples' period */
+	u64				data_written;	/* ->written at data_offset */
+	u64				end_time;
 	int				err;
 };
 
@@ -61,6 +68,19 @@ struct cvt {
 int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time);
 /* Keeps the first error for the end of the run; returns @err. */
 int cvt__fail(struct cvt *cvt, int err);
+
+/* ---- deferred-convert-offcpu.c: --count=off-cpu ---- */
+
+/* Before the output is written (-EINVAL for a pipe output) */
+int cvt__offcpu_start(struct cvt *cvt);
+void cvt__offcpu_exit(struct cvt *cvt);
+/* A sample just written, at @pos (a value of cvt->out->written) */
+int cvt__offcpu_sample(struct cvt *cvt, struct perf_sample *sample, u64 pos);
+/* A PERF_RECORD_SWITCH(_CPU_WIDE): the task switched in comes back */
+int cvt__offcpu_switch_event(struct cvt *cvt, union perf_event *event,
+			     struct perf_sample *sample);
+/* After the input: the tasks still out, to the last event */
+int cvt__offcpu_finish(struct cvt *cvt);
 
 /* ---- deferred-convert-header.c ---- */
 

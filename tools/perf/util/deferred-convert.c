@@ -127,6 +127,7 @@ static int cvt__write_round(struct cvt *cvt)
 static int cvt__start_data(struct cvt *cvt)
 {
 	cvt->data_started = true;
+	cvt->data_written = cvt->out->written;
 	if (cvt->pipe_out)
 		return 0;
 	cvt->data_offset = perf_session__data_offset(cvt->session->evlist);
@@ -139,7 +140,7 @@ static int cvt__start_data(struct cvt *cvt)
  * Writes @event, which happened at @time (-1 or 0: no time).  Rounds go between
  * events only, at the first event after CONVERT_ROUND_BYTES were written.
  */
-int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
+static int cvt__write_at(struct cvt *cvt, const union perf_event *event, u64 time, u64 *pos)
 {
 	int err;
 
@@ -160,12 +161,32 @@ int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
 		else
 			cvt->last_time = time;
 	}
+	if (pos)
+		*pos = cvt->out->written;
 	err = stitch_buf__write(cvt->out, event, event->header.size);
 	if (err)
 		return err;
 	cvt->stats->events++;
 	cvt->round_bytes += event->header.size;
 	return 0;
+}
+
+int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
+{
+	return cvt__write_at(cvt, event, time, NULL);
+}
+
+/* A sample, and with --count=off-cpu where its period went */
+static int cvt__write_sample(struct cvt *cvt, const union perf_event *event,
+			     struct perf_sample *sample)
+{
+	u64 pos;
+	int err = cvt__write_at(cvt, event, sample->time, &pos);
+
+	if (err || !cvt->opts->off_cpu)
+		return err;
+	err = cvt__offcpu_sample(cvt, sample, pos);
+	return err ? cvt__fail(cvt, err) : 0;
 }
 
 int cvt__fail(struct cvt *cvt, int err)
@@ -290,7 +311,7 @@ static int cvt__sample(const struct perf_tool *tool, union perf_event *event,
 
 	st->samples++;
 	if (!info)
-		return cvt__write(cvt, event, sample->time);
+		return cvt__write_sample(cvt, event, sample);
 
 	if (info->status == DEFERRED_SAMPLE__UNSTITCHED) {
 		pr_err("a deferred user callchain could not be stitched (see above)\n");
@@ -313,7 +334,7 @@ static int cvt__sample(const struct perf_tool *tool, union perf_event *event,
 		if (err)
 			return cvt__fail(cvt, err);
 		st->stitched++;
-		return cvt__write(cvt, cvt->ev, sample->time);
+		return cvt__write_sample(cvt, cvt->ev, sample);
 	}
 
 	/*
@@ -334,7 +355,7 @@ static int cvt__sample(const struct perf_tool *tool, union perf_event *event,
 	chain->ips[chain->nr - 1] = cvt__lost_addr(info->reason);
 	st->orphans[info->reason]++;
 	st->orphans_total++;
-	return cvt__write(cvt, cvt->ev, sample->time);
+	return cvt__write_sample(cvt, cvt->ev, sample);
 }
 
 /* ---- other events ---- */
@@ -361,6 +382,19 @@ static int cvt__event(const struct perf_tool *tool, union perf_event *event,
 		break;
 	}
 	return cvt__write(cvt, event, sample->time);
+}
+
+/* PERF_RECORD_SWITCH(_CPU_WIDE): copied; with --count=off-cpu a task's return */
+static int cvt__context_switch(const struct perf_tool *tool, union perf_event *event,
+			       struct perf_sample *sample, struct machine *machine)
+{
+	struct cvt *cvt = container_of(tool, struct cvt, tool);
+	int err = cvt__event(tool, event, sample, machine);
+
+	if (err)
+		return err;
+	err = cvt__offcpu_switch_event(cvt, event, sample);
+	return err ? cvt__fail(cvt, err) : 0;
 }
 
 static int cvt__read(const struct perf_tool *tool, union perf_event *event,
@@ -628,7 +662,7 @@ static void cvt__init_tool(struct perf_tool *tool)
 	tool->aux		= cvt__event;
 	tool->itrace_start	= cvt__event;
 	tool->aux_output_hw_id	= cvt__event;
-	tool->context_switch	= cvt__event;
+	tool->context_switch	= cvt__context_switch;
 	tool->throttle		= cvt__event;
 	tool->unthrottle	= cvt__event;
 	tool->ksymbol		= cvt__event;
@@ -832,6 +866,7 @@ static void cvt__delete(struct cvt *cvt)
 	for (feat = 0; feat < HEADER_LAST_FEATURE; feat++)
 		free(cvt->feat_data[feat]);
 	intlist__delete(cvt->lost_maps);
+	cvt__offcpu_exit(cvt);
 	free(cvt->ev);
 	free(cvt->out);
 	free(cvt);
@@ -878,6 +913,9 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 			       strerror(-err));
 		goto out;
 	}
+	err = cvt__offcpu_start(cvt);
+	if (err)
+		goto out;
 
 	/* on failure it says where and in which file */
 	err = perf_session__process_events(cvt->session);
@@ -886,6 +924,8 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 	err = cvt->err;
 	if (!err)
 		err = cvt__check_session(cvt);
+	if (!err)
+		err = cvt__offcpu_finish(cvt);
 	if (err)
 		goto out;
 
@@ -902,13 +942,25 @@ out:
 	return err;
 }
 
+static void cvt__fprintf_offcpu(const struct deferred_convert_stats *st,
+				const struct deferred_convert_opts *opts, FILE *fp)
+{
+	if (opts->off_cpu)
+		fprintf(fp, "; --count=off-cpu: %" PRIu64 " switches weigh %" PRIu64
+			" ns off-CPU as their period (%" PRIu64 " still out at the end), %" PRIu64
+			" weigh 0", st->offcpu_weighed, st->offcpu_ns, st->offcpu_open,
+			st->offcpu_zero);
+}
+
 void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 				     const struct deferred_convert_opts *opts,
 				     const char *cmd, FILE *fp)
 {
 	if (!st->deferred && !st->records_removed) {
-		fprintf(fp, "%s: no deferred callchains in %s, copied %" PRIu64 " samples to %s\n",
-			cmd, opts->input, st->samples, opts->output);
+		fprintf(fp, "%s: no deferred callchains in %s, copied %" PRIu64 " samples",
+			cmd, opts->input, st->samples);
+		cvt__fprintf_offcpu(st, opts, fp);
+		fprintf(fp, "; wrote %s\n", opts->output);
 		return;
 	}
 	fprintf(fp, "%s: %" PRIu64 " samples, %" PRIu64 " with deferred user callchains: %"
@@ -932,5 +984,6 @@ void deferred_convert__fprintf_stats(const struct deferred_convert_stats *st,
 	if (st->features_dropped)
 		fprintf(fp, ", %" PRIu64 " header features unknown to this perf left out",
 			st->features_dropped);
+	cvt__fprintf_offcpu(st, opts, fp);
 	fprintf(fp, "; wrote %s\n", !strcmp(opts->output, "-") ? "stdout" : opts->output);
 }

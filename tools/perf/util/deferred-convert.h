@@ -20,6 +20,13 @@ struct deferred_convert_opts {
 	const char	*output;
 	bool		force;		/* overwrite the output; perf_data::force */
 	bool		strict;		/* malformed deferred records or samples: fail */
+	/*
+	 * --count=off-cpu: the period of each sched:sched_switch sample is
+	 * the nanoseconds its task stays switched out (0 for the idle task,
+	 * an exiting one, a switch whose task came back unrecorded); a file
+	 * output only, patched when the task comes back
+	 */
+	bool		off_cpu;
 };
 
 /* What the conversion did, for the summary; the counts reconcile. */
@@ -39,6 +46,11 @@ struct deferred_convert_stats {
 	u64	out_of_order;		/* events the input had before earlier ones */
 	u64	features_dropped;	/* pipe to pipe: features of a newer perf */
 	u64	attrs_cut;		/* attrs with non-zero fields this perf does not know */
+	/* --count=off-cpu: switches weighed, and of them still out at the end */
+	u64	offcpu_weighed;
+	u64	offcpu_open;
+	u64	offcpu_ns;
+	u64	offcpu_zero;		/* idle, exiting, unmatched: period 0 */
 	/* stitched samples too large for a record: user frames cut */
 	u64	cut_samples;
 	u64	cut_frames;		/* the user frames left out of them */

@@ -44,11 +44,13 @@ void offcpu_switches__exit(struct offcpu_switches *switches)
 }
 
 int offcpu_switches__out(struct offcpu_switches *switches, int tid,
-			 const struct offcpu_switch *sw)
+			 const struct offcpu_switch *sw, struct offcpu_switch *replaced)
 {
 	struct offcpu_switch *waiting;
 
 	if (hashmap__find(switches->tasks, tid, &waiting)) {
+		if (replaced)
+			*replaced = *waiting;
 		*waiting = *sw;
 		return 1;
 	}

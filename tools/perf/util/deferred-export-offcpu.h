@@ -31,6 +31,8 @@ struct offcpu_switch {
 	u32	status;		/* pprof: enum export_status (+ reason) */
 	char	state;		/* prev_state, as perf sched timehist --state */
 	bool	switched_out;	/* time is its switch-out record's */
+	/* perf stitch -o: where the sample's period is in the output */
+	u64	period_pos;
 };
 
 /* The switches whose task has not come back yet, by tid */
@@ -42,11 +44,11 @@ int offcpu_switches__init(struct offcpu_switches *switches);
 void offcpu_switches__exit(struct offcpu_switches *switches);
 /*
  * @tid switched out: @sw waits for it.  A switch of @tid still waiting
- * (its switch-in was not recorded: lost events) is dropped: returns 1,
- * else 0 or -ENOMEM.
+ * (its switch-in was not recorded: lost events) is dropped, and given in
+ * @replaced (when not NULL): returns 1, else 0 or -ENOMEM.
  */
 int offcpu_switches__out(struct offcpu_switches *switches, int tid,
-			 const struct offcpu_switch *sw);
+			 const struct offcpu_switch *sw, struct offcpu_switch *replaced);
 /*
  * The switch-out record of @tid at @time (perf record --switch-events):
  * the switch's start, later than its sched_switch sample by what taking

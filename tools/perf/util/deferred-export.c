@@ -1460,7 +1460,7 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 	if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF)
 		err = reader__comm(rd, al.thread, &sw.comm);
 	if (!err)
-		err = offcpu_switches__out(&rd->offcpu, f.prev_pid, &sw);
+		err = offcpu_switches__out(&rd->offcpu, f.prev_pid, &sw, NULL);
 	if (err > 0) {
 		/* the one it replaced never saw its task come back */
 		st->unmatched_switches++;

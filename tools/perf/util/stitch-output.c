@@ -375,6 +375,17 @@ int stitch_buf__flush(struct stitch_buf *b)
 	return 0;
 }
 
+int stitch_buf__patch(struct stitch_buf *b, u64 pos, u64 file_off, const void *data, size_t sz)
+{
+	u64 start = b->written - b->len;	/* the buffer's first byte */
+
+	if (pos >= start) {
+		memcpy(b->buf + (pos - start), data, sz);
+		return 0;
+	}
+	return pwrite(b->fd, data, sz, file_off) == (ssize_t)sz ? 0 : (-errno ?: -EIO);
+}
+
 int stitch_buf__write(struct stitch_buf *b, const void *data, size_t sz)
 {
 	int err;

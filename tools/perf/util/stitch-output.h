@@ -66,5 +66,11 @@ struct stitch_buf {
 /* 0 or -errno; a write larger than the buffer goes out directly */
 int stitch_buf__write(struct stitch_buf *b, const void *data, size_t sz);
 int stitch_buf__flush(struct stitch_buf *b);
+/*
+ * Overwrites @sz bytes of what was written at @pos (a value of ->written
+ * before that write), which is at @file_off in the file: in the buffer,
+ * or in the file when it went out already.  Not across two writes.
+ */
+int stitch_buf__patch(struct stitch_buf *b, u64 pos, u64 file_off, const void *data, size_t sz);
 
 #endif /* __PERF_STITCH_OUTPUT_H */
