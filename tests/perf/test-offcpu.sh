@@ -17,7 +17,8 @@
 #     period, which perf report and perf script show) weigh the same;
 #   - a recording without sched_switch is refused, no output left;
 #   - live: perf record --off-cpu of a workload that measures its own time
-#     off CPU per function, within 5% per function.
+#     off CPU per function, within 5% per function; --count=wall (task-clock
+#     on CPU beside the switches) within 5% of each thread's wall time.
 #
 # usage: tests/perf/test-offcpu.sh    (after make perf, make pprof, make node-deps)
 #   Environment (tests/perf/lib.sh): PERF, PYTHON, KEEP, VERBOSE
@@ -140,6 +141,22 @@ check "live: -F folded --count=off-cpu: exit 0" eval "[ $? -eq 0 ] || { cat live
 $PY "$here/helpers/offcpu-check.py" workload live.out live.folded > live.check
 relay_checks "live" live.check
 grep '^SKIP' live.check | sed 's/^SKIP /SKIP - live: /'
+# --count=wall: on CPU (task-clock's periods) and off CPU side by side;
+# each thread's total is its wall time
+"$PERF" record -q --off-cpu --call-graph=deferred -e task-clock -c 100000 -o wall.data -- \
+	./offcpu 1.5 "$top/build" > wall.out 2> wall.err
+check "perf record --off-cpu -e task-clock: exit 0" eval "[ $? -eq 0 ] || { cat wall.err; false; }"
+"$PERF" stitch -F folded --tid --count=wall -i wall.data -o wall.folded 2> wall.stitch.err
+check "--count=wall: says what it weighed" \
+	has wall.stitch.err 'sched:sched_switch samples \(off CPU\) and [1-9][0-9]* cpu-clock or task-clock samples \(on CPU\) exported.*\(ns on and off CPU\)'
+$PY "$here/helpers/offcpu-check.py" wall wall.out wall.folded > wall.check
+relay_checks "wall" wall.check
+grep '^SKIP' wall.check | sed 's/^SKIP /SKIP - wall: /'
+"$PERF" stitch -F speedscope --count=wall -i wall.data -o wall.json 2> /dev/null
+node "$here/helpers/speedscope-check.js" "$NODE_MODULES" wall.json > /dev/null 2> wall-ss.err
+check "--count=wall -F speedscope: valid, each thread's timeline in nanoseconds" \
+	eval "[ $? -eq 0 ] && [ \"\$(js wall.json 'sum(p[\"unit\"] == \"nanoseconds\" for p in d[\"profiles\"]) == len(d[\"profiles\"]) > 0')\" = True ]"
+
 "$PERF" stitch --count=off-cpu -i live.data -o live-conv.data > /dev/null 2>&1
 check "live: perf stitch -o --count=off-cpu: the periods add up to -F folded's" \
 	eq "$("$PERF" script -F period,event -i live-conv.data 2> /dev/null |

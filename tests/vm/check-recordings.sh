@@ -69,6 +69,13 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 		{
 			"$PY" "$repo/tests/perf/helpers/offcpu-check.py" workload \
 				"$dir/logs/$f.workload.log" "$out/$name.offcpu.folded"
+			# a clock event beside: each thread's wall time, on and off CPU
+			if "$PERF" evlist -i "$dir/$f" 2> /dev/null | grep -qE '^(task|cpu)-clock'; then
+				"$PERF" stitch -F folded --tid --count=wall -i "$dir/$f" \
+					-o "$out/$name.wall.folded" > /dev/null 2>&1
+				"$PY" "$repo/tests/perf/helpers/offcpu-check.py" wall \
+					"$dir/logs/$f.workload.log" "$out/$name.wall.folded"
+			fi
 			if ! "$PERF" report --stats -i "$dir/$f" 2> /dev/null | grep -qE 'SWITCH(_CPU_WIDE)? events: +[1-9]'; then
 				"$PERF" script --ns -F tid,cpu,time,trace -i "$dir/$f" > "$out/$name.switches" 2> /dev/null
 				"$PERF" stitch -F folded --tid --count=off-cpu -i "$dir/$f" \

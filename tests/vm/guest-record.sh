@@ -355,9 +355,11 @@ record_check_set() {
 		"$BIN/blocker" 0.5
 	# off-CPU time by function against the workload's own clock: perf record
 	# --off-cpu without BPF (sched_switch with deferred callchains and switch
-	# events) per task, and plain sched_switch system-wide (perf sched
-	# timehist reads it too); its I/O on virtiofs
-	record offcpu-task.data "--off-cpu --sample-cpu -N" "$BIN/offcpu" 2 "$repo/build/vm"
+	# events) per task, task-clock beside it (--count=wall), and plain
+	# sched_switch system-wide (perf sched timehist reads it too); its I/O
+	# on virtiofs
+	record offcpu-task.data "--off-cpu --call-graph=deferred -e task-clock -c 100000 --sample-cpu -N" \
+		"$BIN/offcpu" 2 "$repo/build/vm"
 	record offcpu-sysw.data "-a -e sched:sched_switch --call-graph=deferred -N" \
 		"$BIN/offcpu" 2 "$repo/build/vm"
 	# one event defers by its own term, the other samples without callchains

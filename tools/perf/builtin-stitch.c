@@ -336,7 +336,7 @@ static int stitch__export(struct perf_stitch *stitch)
 		return -EINVAL;
 	}
 	if (deferred_export__parse_count(stitch->count, &stitch->exp)) {
-		pr_err("perf stitch: unknown --count '%s' (period, samples or off-cpu)\n",
+		pr_err("perf stitch: unknown --count '%s' (period, samples, off-cpu or wall)\n",
 		       stitch->count);
 		return -EINVAL;
 	}
@@ -452,8 +452,8 @@ int cmd_stitch(int argc, const char **argv)
 			   "export the stitched stacks as folded stacks, a speedscope or a pprof profile"),
 		OPT_STRING(0, "event", &stitch.exp.event, "name",
 			   "-F: export this event's samples only (default: as stackcollapse-perf.pl)"),
-		OPT_STRING(0, "count", &stitch.count, "period|samples|off-cpu",
-			   "-F: weigh by the period (default), 1 or the time off-CPU (sched_switch)"),
+		OPT_STRING(0, "count", &stitch.count, "period|samples|off-cpu|wall",
+			   "-F: weigh by the period (default), 1, the time off-CPU or on and off"),
 		OPT_BOOLEAN(0, "kernel-suffix", &stitch.exp.kernel_suffix,
 			    "-F folded: append _[k] to kernel frames"),
 		OPT_BOOLEAN(0, "separator", &stitch.exp.separator,

@@ -46,6 +46,9 @@ struct offcpu_total {
 	const char	*name;
 	uint64_t	ns;
 	uint64_t	calls;
+	/* its thread: tid and wall time from start to end */
+	int		tid;
+	uint64_t	wall_ns;
 };
 
 static uint64_t ns_of(clockid_t clock)
@@ -153,18 +156,36 @@ static NOINLINE int block_io(struct offcpu_total *t, int fd)
 	return ret;
 }
 
+/* the thread's tid and wall time, for --count=wall */
+static uint64_t thread_start(struct offcpu_total *t)
+{
+	t->tid = (int)syscall(SYS_gettid);
+	return ns_of(CLOCK_MONOTONIC);
+}
+
+static void thread_end(struct offcpu_total *t, uint64_t start)
+{
+	t->wall_ns = ns_of(CLOCK_MONOTONIC) - start;
+}
+
 static void *nanosleep_thread(void *arg)
 {
+	uint64_t start = thread_start(arg);
+
 	while (now_s() < deadline)
 		sink += block_nanosleep(arg);
+	thread_end(arg, start);
 	return NULL;
 }
 
 static void *pipe_thread(void *arg)
 {
+	uint64_t start = thread_start(arg);
+
 	/* the writer's last byte or its close ends the loop */
 	while (block_pipe_read(arg) > 0)
 		sink++;
+	thread_end(arg, start);
 	return NULL;
 }
 
@@ -181,6 +202,7 @@ static NOINLINE void *pace_pipe_writer(void *arg)
 
 static void *futex_thread(void *arg)
 {
+	uint64_t start = thread_start(arg);
 	uint32_t seen;
 
 	while (!done) {
@@ -189,6 +211,7 @@ static void *futex_thread(void *arg)
 			break;
 		sink += block_futex(arg, seen);
 	}
+	thread_end(arg, start);
 	return NULL;
 }
 
@@ -207,6 +230,7 @@ static NOINLINE void *pace_futex_waker(void *arg)
 
 static void *io_thread(void *arg)
 {
+	uint64_t start = thread_start(arg);
 	char path[4096];
 	int fd;
 
@@ -220,6 +244,7 @@ static void *io_thread(void *arg)
 		sink += block_io(arg, fd);
 	close(fd);
 	unlink(path);
+	thread_end(arg, start);
 	return NULL;
 }
 
@@ -251,5 +276,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < 4; i++)
 		printf("offcpu %s %llu %llu\n", totals[i].name, (unsigned long long)totals[i].ns,
 		       (unsigned long long)totals[i].calls);
+	for (i = 0; i < 4; i++)
+		printf("thread %s %d %llu\n", totals[i].name, totals[i].tid,
+		       (unsigned long long)totals[i].wall_ns);
 	return 0;
 }

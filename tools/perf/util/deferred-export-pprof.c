@@ -6,7 +6,8 @@
  *
  *  - sample_type: samples/count, then the event's period, cpu/nanoseconds
  *    when every sample weighs a cpu-clock or task-clock period,
- *    offcpu-time/nanoseconds with --count=off-cpu, else events/count;
+ *    offcpu-time/nanoseconds with --count=off-cpu, wall/nanoseconds with
+ *    --count=wall, else events/count;
  *    default_sample_type the latter (samples with --count=samples);
  *  - one Sample per (stack, thread, comm, stitch status), its locations
  *    leaf first, values (samples, weight), string labels comm (at the
@@ -329,7 +330,8 @@ int export_stacks__write_pprof(struct export_stacks *es, FILE *fp,
 {
 	bool ns = es->weighed && es->weighed_ns == es->weighed;
 	/* perf record --off-cpu's event is offcpu-time */
-	const char *type = es->opts->off_cpu ? "offcpu-time" : ns ? "cpu" : "events";
+	const char *type = es->opts->wall ? "wall" : es->opts->off_cpu ? "offcpu-time" :
+			   ns ? "cpu" : "events";
 	struct pprof_strings st = { .nr = 1 };
 	struct pb pb = { 0 }, sub = { 0 };
 	struct hashmap_entry *cur;

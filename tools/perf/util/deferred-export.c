@@ -74,7 +74,8 @@ int deferred_export__parse_format(const char *str, enum deferred_export_format *
 int deferred_export__parse_count(const char *str, struct deferred_export_opts *opts)
 {
 	opts->count_samples = str && !strcmp(str, "samples");
-	opts->off_cpu = str && !strcmp(str, "off-cpu");
+	opts->wall = str && !strcmp(str, "wall");
+	opts->off_cpu = opts->wall || (str && !strcmp(str, "off-cpu"));
 	return !str || opts->count_samples || opts->off_cpu || !strcmp(str, "period") ?
 	       0 : -EINVAL;
 }
@@ -1517,7 +1518,8 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	rd->stats->samples++;
 	if (sample->time != (u64)-1 && sample->time > rd->end_time)
 		rd->end_time = sample->time;
-	if (rd->opts->off_cpu) {
+	/* --count=wall: cpu-clock and task-clock samples go the usual way */
+	if (rd->opts->off_cpu && !(rd->opts->wall && evsel__period_is_ns(evsel))) {
 		err = reader__offcpu_sample(rd, sample, machine);
 		if (err) {
 			/* reader__choose_offcpu_event() said why, or deferred_export() will */
@@ -1536,7 +1538,8 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 		rd->stats->no_callchain++;
 		return 0;
 	}
-	err = reader__keeps(rd, evsel, &keep);
+	keep = rd->opts->wall;
+	err = keep ? 0 : reader__keeps(rd, evsel, &keep);
 	if (err) {
 		rd->err = err;
 		session_done = 1;
@@ -1595,7 +1598,9 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 		rd->es.last_time = sample->time;
 	rd->es.weighed++;
 	rd->es.weighed_ns += evsel__period_is_ns(evsel);
-	if (evsel != rd->evsel)
+	if (rd->opts->wall)
+		rd->stats->on_cpu++;
+	else if (evsel != rd->evsel)
 		rd->stats->unfiltered++;
 	reader__count_status(rd, reader__status(rd, sample));
 	return 0;
@@ -1682,6 +1687,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	/* pprof holds both values, --count only picks its default */
 	stats->count_samples = opts->count_samples && opts->format != DEFERRED_EXPORT__PPROF;
 	stats->off_cpu = opts->off_cpu;
+	stats->wall = opts->wall;
 	rd.es.opts = opts;
 	if (opts->off_cpu) {
 		err = offcpu_switches__init(&rd.offcpu);
@@ -1823,8 +1829,12 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 {
 	u64 named = st->exported - st->unfiltered;
 
-	/* a recording of tracepoints only: all of them, none of a named event */
-	if (!named && st->unfiltered) {
+	if (st->wall) {
+		fprintf(fp, "%s: %" PRIu64 " %s samples (off CPU) and %" PRIu64
+			" cpu-clock or task-clock samples (on CPU) exported", prefix,
+			st->exported - st->on_cpu, st->event, st->on_cpu);
+	} else if (!named && st->unfiltered) {
+		/* a recording of tracepoints only: all of them, none of a named event */
 		fprintf(fp, "%s: %" PRIu64 " samples exported, all of events with fields after their name (tracepoints: kept, as stackcollapse-perf.pl keeps them)",
 			prefix, st->unfiltered);
 	} else {
@@ -1844,7 +1854,8 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 		fprintf(fp, ")");
 	}
 	fprintf(fp, ", total weight %" PRIu64 " (%s), %" PRIu64 " stacks, %" PRIu64 " frames",
-		st->weight, st->off_cpu ? "ns off-CPU" : st->count_samples ? "samples" : "periods",
+		st->weight, st->wall ? "ns on and off CPU" : st->off_cpu ? "ns off-CPU" :
+		st->count_samples ? "samples" : "periods",
 		st->stacks, st->frames);
 	if (st->open_switches)
 		fprintf(fp, "; %" PRIu64 " tasks still off-CPU at the end, weighed to the last sample",

@@ -47,6 +47,11 @@ struct deferred_export_opts {
 	 * stays switched out (util/deferred-export-offcpu.h)
 	 */
 	bool				off_cpu;
+	/*
+	 * with off_cpu: cpu-clock and task-clock samples too, by their
+	 * period: each thread's time on CPU and off it, its wall clock
+	 */
+	bool				wall;
 	unsigned int			max_stack;
 	/* folded only, as stackcollapse-perf.pl's --kernel, --pid, --tid */
 	bool				kernel_suffix;	/* "_[k]" on kernel frames */
@@ -63,6 +68,8 @@ struct deferred_export_stats {
 	u64	weight;			/* their weights: periods, or 1 each */
 	bool	count_samples;		/* the weights are samples (--count=samples) */
 	bool	off_cpu;		/* the weights are ns off-CPU (--count=off-cpu) */
+	bool	wall;			/* and ns on CPU (--count=wall) */
+	u64	on_cpu;			/* --count=wall: the clock samples exported */
 	/* --count=off-cpu: switches left out, and those weighed to the end */
 	u64	idle_switches;		/* switching out the idle task */
 	u64	exiting_switches;	/* of a task that exits (prev_state X, Z) */
@@ -86,7 +93,7 @@ struct deferred_export_stats {
 };
 
 int deferred_export__parse_format(const char *str, enum deferred_export_format *format);
-/* --count: "period" (or NULL), "samples" or "off-cpu"; -EINVAL for anything else */
+/* --count: "period" (or NULL), "samples", "off-cpu" or "wall"; -EINVAL for anything else */
 int deferred_export__parse_count(const char *str, struct deferred_export_opts *opts);
 
 /*
