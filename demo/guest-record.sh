@@ -43,26 +43,24 @@ read -r kver < /proc/sys/kernel/osrelease
 echo "$kver" > "$dir/osrelease" || exit 1
 cp /proc/kallsyms "$dir/kallsyms" || exit 1
 
-say "Linux $kver: $perf record --call-graph=deferred -N -o $run/perf.data -- $workload $seconds"
-"$perf" record --call-graph=deferred -N -o "$run/perf.data" -- "$workload" "$seconds" \
-	> "$dir/record.log" 2>&1
-rc=$?
-say "perf record exited $rc"
-if [ -s "$run/perf.data" ]; then
-	cp "$run/perf.data" "$dir/perf.data" || exit 1
-	say "copied perf.data out"
-fi
-[ $rc -eq 0 ] || exit $rc
+# record NAME LOG OPTIONS...: perf record OPTIONS of the workload into
+# $run/NAME, copied to DIR/NAME; perf record's output in DIR/LOG
+record() {
+	local name=$1 log=$2 rc
+	shift 2
+	say "$perf record $* -o $run/$name -- $workload $seconds"
+	"$perf" record "$@" -o "$run/$name" -- "$workload" "$seconds" > "$dir/$log" 2>&1
+	rc=$?
+	say "perf record exited $rc"
+	if [ -s "$run/$name" ]; then
+		cp "$run/$name" "$dir/$name" || return 1
+		say "copied $name out"
+	fi
+	return $rc
+}
 
+say "Linux $kver"
+record perf.data record.log --call-graph=deferred -N || exit
 # off CPU: perf record --off-cpu (no BPF here: sched_switch with deferred
 # callchains and switch events)
-say "$perf record --off-cpu -N -o $run/offcpu.data -- $workload $seconds"
-"$perf" record --off-cpu -N -o "$run/offcpu.data" -- "$workload" "$seconds" \
-	> "$dir/offcpu-record.log" 2>&1
-rc=$?
-say "perf record --off-cpu exited $rc"
-if [ -s "$run/offcpu.data" ]; then
-	cp "$run/offcpu.data" "$dir/offcpu.data" || exit 1
-	say "copied offcpu.data out"
-fi
-exit $rc
+record offcpu.data offcpu-record.log --off-cpu -N

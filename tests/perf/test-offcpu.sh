@@ -157,6 +157,20 @@ node "$here/helpers/speedscope-check.js" "$NODE_MODULES" wall.json > /dev/null 2
 check "--count=wall -F speedscope: valid, each thread's timeline in nanoseconds" \
 	eval "[ $? -eq 0 ] && [ \"\$(js wall.json 'sum(p[\"unit\"] == \"nanoseconds\" for p in d[\"profiles\"]) == len(d[\"profiles\"]) > 0')\" = True ]"
 
+# a pipe: perf record --off-cpu -o - read from stdin weighs the same as
+# that stream once written to a file
+"$PERF" record -q --off-cpu -o - -- sh -c "./offcpu 0.5 '$top/build' > pipe.out" > live.pipe 2> pipe.err
+check "perf record --off-cpu -o -: exit 0" eval "[ $? -eq 0 ] || { cat pipe.err; false; }"
+"$PERF" stitch -F folded --count=off-cpu -i - -o pipe.folded < live.pipe 2> /dev/null
+"$PERF" stitch -i - -o pipe-file.data < live.pipe > /dev/null 2>&1
+"$PERF" stitch -F folded --count=off-cpu -i pipe-file.data -o pipe-file.folded 2> /dev/null
+check "a pipe on stdin: the same off-CPU stacks and weights as its file ($(sum pipe.folded) ns)" \
+	eval "[ -s pipe.folded ] && cmp -s pipe.folded pipe-file.folded"
+"$PERF" stitch --count=off-cpu -i - -o pipe-conv.data < live.pipe > /dev/null 2> pipe-conv.err
+check "a pipe on stdin, perf stitch -o --count=off-cpu: refused, says what to do" \
+	eval "[ $? -ne 0 ] && has pipe-conv.err 'not a pipe: perf stitch -i - -o FILE first'"
+no_output "a pipe on stdin, perf stitch -o --count=off-cpu" pipe-conv.data
+
 "$PERF" stitch --count=off-cpu -i live.data -o live-conv.data > /dev/null 2>&1
 check "live: perf stitch -o --count=off-cpu: the periods add up to -F folded's" \
 	eq "$("$PERF" script -F period,event -i live-conv.data 2> /dev/null |

@@ -144,7 +144,7 @@ def wall(out_path, folded_path):
         rate = calls.get(fn, 0) / (ns / 1e9) if ns else 0
         if rate > 1000:
             print('SKIP the thread of %s (tid %d): %.0f blocking calls a second, where the clock '
-                  'event\'s periods overcount its time on CPU (wall time %.1f ms, perf %.1f ms, '
+                  'event\'s periods misestimate its time on CPU (wall time %.1f ms, perf %.1f ms, '
                   '%+.2f%%)' % (fn, tid, rate, ns / 1e6, got[tid] / 1e6, 100 * err))
             continue
         print('check the thread of %s (tid %d) on and off CPU: its wall time %.1f ms, perf %.1f ms '

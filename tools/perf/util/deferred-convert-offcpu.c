@@ -6,7 +6,8 @@
  * so that perf report, perf script and every tool that weighs samples by
  * their period show time off CPU.  A switch's period is known when its
  * task comes back, after the sample was written: it is patched in place,
- * in the write buffer or in the file, so the output must be a file.
+ * in the write buffer or in the file, so the output must be a file; and
+ * so must the input, whose tracepoint formats give sched_switch's fields.
  */
 #include <errno.h>
 #include <linux/bitops.h>
@@ -25,6 +26,11 @@ int cvt__offcpu_start(struct cvt *cvt)
 		return 0;
 	if (cvt->pipe_out) {
 		pr_err("--count=off-cpu writes each switch's period when its task comes back: it needs a file output, not a pipe\n");
+		return -EINVAL;
+	}
+	/* the convert copies a pipe's tracing data without parsing its formats */
+	if (cvt->pipe_in) {
+		pr_err("--count=off-cpu with -o reads sched_switch's fields from a file, not a pipe: perf stitch -i - -o FILE first (-F --count=off-cpu reads a pipe)\n");
 		return -EINVAL;
 	}
 	return offcpu_switches__init(&cvt->offcpu);

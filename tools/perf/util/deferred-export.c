@@ -238,6 +238,40 @@ static int export_frame__set_map(struct export_frame *f, struct map *map)
 }
 
 /*
+ * The frame of @key: its id in @id, and @f NULL, when it is known; else @f
+ * a new frame, zeroed, that the caller fills and then registers with
+ * export__add_frame().
+ */
+static int export__find_frame(struct export_stacks *es, u32 hash, const struct frame_key *key,
+			      struct export_id_slot **slot, u32 *id, struct export_frame **f)
+{
+	int err = id_table__reserve(&es->frame_ids);
+
+	*f = NULL;
+	if (err)
+		return err;
+	*slot = id_table__find(&es->frame_ids, hash, frame__match, es, key);
+	if ((*slot)->id1) {
+		*id = (*slot)->id1 - 1;
+		return 0;
+	}
+	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
+			     es->nr_frames + 1);
+	if (err)
+		return err;
+	*f = &es->frames[es->nr_frames];
+	memset(*f, 0, sizeof(**f));
+	return 0;
+}
+
+static void export__add_frame(struct export_stacks *es, struct export_id_slot *slot, u32 hash,
+			      u32 *id)
+{
+	*id = es->nr_frames++;
+	id_table__set(&es->frame_ids, slot, hash, *id);
+}
+
+/*
  * The frame of a resolved address @ip: map NULL for none, sym NULL for
  * none; an inlined function's symbol (symbol__inlined()) is the frame of
  * that function of the dso, whatever address it was inlined at.
@@ -259,20 +293,9 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 
 	if (inlined)
 		hash ^= export__hash_bytes(key.inlined, strlen(key.inlined));
-	err = id_table__reserve(&es->frame_ids);
-	if (err)
+	err = export__find_frame(es, hash, &key, &slot, id, &f);
+	if (err || !f)
 		return err;
-	slot = id_table__find(&es->frame_ids, hash, frame__match, es, &key);
-	if (slot->id1) {
-		*id = slot->id1 - 1;
-		return 0;
-	}
-	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
-			     es->nr_frames + 1);
-	if (err)
-		return err;
-	f = &es->frames[es->nr_frames];
-	memset(f, 0, sizeof(*f));
 	f->dso_key = key.dso;
 	f->sym_key = key.sym;
 	f->kernel = kernel;
@@ -292,8 +315,7 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 			return -ENOMEM;
 		}
 	}
-	*id = es->nr_frames++;
-	id_table__set(&es->frame_ids, slot, hash, *id);
+	export__add_frame(es, slot, hash, id);
 	return 0;
 }
 
@@ -306,26 +328,14 @@ static int export__named_frame(struct export_stacks *es, const char *name, u32 *
 	struct export_frame *f;
 	int err;
 
-	err = id_table__reserve(&es->frame_ids);
-	if (err)
+	err = export__find_frame(es, hash, &key, &slot, id, &f);
+	if (err || !f)
 		return err;
-	slot = id_table__find(&es->frame_ids, hash, frame__match, es, &key);
-	if (slot->id1) {
-		*id = slot->id1 - 1;
-		return 0;
-	}
-	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
-			     es->nr_frames + 1);
-	if (err)
-		return err;
-	f = &es->frames[es->nr_frames];
-	memset(f, 0, sizeof(*f));
 	f->named = true;
 	f->name = strdup(name);
 	if (!f->name)
 		return -ENOMEM;
-	*id = es->nr_frames++;
-	id_table__set(&es->frame_ids, slot, hash, *id);
+	export__add_frame(es, slot, hash, id);
 	return 0;
 }
 
