@@ -361,7 +361,7 @@ record_check_set() {
 	record offcpu-task.data "--off-cpu --call-graph=deferred -e task-clock -c 100000 --sample-cpu -N" \
 		"$BIN/offcpu" 2 "$repo/build/vm"
 	record offcpu-sysw.data "-a -e sched:sched_switch --call-graph=deferred -N" \
-		"$BIN/offcpu" 2 "$repo/build/vm"
+		"$BIN/offcpu" 1 "$repo/build/vm"
 	# one event defers by its own term, the other samples without callchains
 	record perevent.data "-e cpu-clock/call-graph=deferred/ -e task-clock --sample-cpu -N -F 500" \
 		"$BIN/threads" 8 1

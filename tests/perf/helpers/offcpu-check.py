@@ -18,7 +18,7 @@ The third form: FOLDED_TID is perf stitch -F folded --count=wall --tid
 (time on CPU by the clock samples' periods, off CPU by the switches):
 each of the workload's four threads ("thread FUNCTION TID NANOSECONDS",
 its wall time from start to end) must weigh within 5% of its wall time;
-but a thread that blocks more than 1,000 times a second (block_io on a
+but a thread that blocks more than 500 times a second (block_io on a
 fast disk) is reported as a skip: there the periods of the clock event
 (task-clock, even with a fixed period) add up to more than its time on
 CPU (750 ms against 670 ms at 6,700 a second on this host, while its time
@@ -142,7 +142,7 @@ def wall(out_path, folded_path):
     for fn, tid, ns in threads:
         err = (got[tid] - ns) / ns if ns else 1
         rate = calls.get(fn, 0) / (ns / 1e9) if ns else 0
-        if rate > 1000:
+        if rate > 500:
             print('SKIP the thread of %s (tid %d): %.0f blocking calls a second, where the clock '
                   'event\'s periods misestimate its time on CPU (wall time %.1f ms, perf %.1f ms, '
                   '%+.2f%%)' % (fn, tid, rate, ns / 1e6, got[tid] / 1e6, 100 * err))
