@@ -1315,6 +1315,25 @@ static void reader__count_status(struct export_reader *rd, u32 status)
 	}
 }
 
+/*
+ * The sample's thread into @al (initialized here), as machine__resolve()
+ * finds it; the sample's own address is not looked up: only the chain's
+ * frames are exported.  False, said and counted, when there is none.
+ */
+static bool reader__sample_thread(struct export_reader *rd, struct perf_sample *sample,
+				  struct machine *machine, struct addr_location *al)
+{
+	addr_location__init(al);
+	al->thread = machine__findnew_thread(machine, sample->pid, sample->tid);
+	if (al->thread)
+		return true;
+	pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
+		   ", left out\n", sample->pid, sample->tid, sample->time);
+	addr_location__exit(al);
+	rd->stats->unresolved++;
+	return false;
+}
+
 /* ---- --count=off-cpu: each switch-out weighs the time its task stays out ---- */
 
 /* sched:sched_switch, or --event's if it is that tracepoint */
@@ -1447,15 +1466,8 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		st->no_callchain++;
 		return 0;
 	}
-	addr_location__init(&al);
-	al.thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	if (!al.thread) {
-		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
-			   ", left out\n", sample->pid, sample->tid, sample->time);
-		addr_location__exit(&al);
-		st->unresolved++;
+	if (!reader__sample_thread(rd, sample, machine, &al))
 		return 0;
-	}
 	err = reader__stack(rd, &al, sample, machine, &sw.stack);
 	if (err > 0) {
 		st->no_callchain++;
@@ -1566,19 +1578,8 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	/* pprof has both: the samples and the periods */
 	weight = rd->opts->count_samples && rd->opts->format != DEFERRED_EXPORT__PPROF ? 1 :
 		 sample__period_weight(evsel, sample);
-	addr_location__init(&al);
-	/*
-	 * The sample's thread, as machine__resolve() finds it; the sample's
-	 * own address is not looked up: only the chain's frames are exported.
-	 */
-	al.thread = machine__findnew_thread(machine, sample->pid, sample->tid);
-	if (!al.thread) {
-		pr_warning("perf stitch: no thread for the sample of pid %d tid %d at %" PRIu64
-			   ", left out\n", sample->pid, sample->tid, sample->time);
-		addr_location__exit(&al);
-		rd->stats->unresolved++;
+	if (!reader__sample_thread(rd, sample, machine, &al))
 		return 0;
-	}
 
 	err = reader__stack(rd, &al, sample, machine, &stack);
 	if (err > 0) {
