@@ -5,14 +5,15 @@
 # Take --call-graph fp,defer", "perf top: Stitch deferred user callchains
 # as they come"): the spellings perf top takes and refuses, and, on a
 # kernel that cannot defer (before 6.19, as the 6.18 machines here), the
-# one-line message and the frame-pointer callchains it falls back to.
-# Stitching live is checked in the 7.2 guest (make vm-check:
-# tests/vm/check-top.py).
+# one-line message and the frame-pointer callchains it falls back to; the
+# vdso's symbols in perf top of a running process.  Stitching live is
+# checked in the 7.2 guest (make vm-check: tests/vm/check-top.py).
 #
-# perf top runs on ./workload (tests/perf/helpers/emulate-workload.c) for
-# 4 s, stopped by SIGINT as a user stops it, with --stdio; its stdin is a
-# FIFO open for reading and writing (silent, never at its end: at the end
-# of its input the --stdio key loop spins).
+# perf top runs on ./workload (tests/perf/helpers/emulate-workload.c; the
+# vdso check on tests/perf/helpers/vdso-workload.c) for 4 s, stopped by
+# SIGINT as a user stops it, with --stdio; its stdin is a FIFO open for
+# reading and writing (silent, never at its end: at the end of its input
+# the --stdio key loop spins).
 #
 # usage: tests/perf/test-top.sh     (after make -f Makefile.perf-patch)
 #   Environment (tests/perf/lib.sh): PERF, UPSTREAM_PERF (pristine perf
@@ -27,19 +28,20 @@ require_perf
 UP_PERF=${UPSTREAM_PERF:-$top/build/perf-upstream}
 
 build_workload "$here/helpers/emulate-workload.c" workload -O1 -pthread
+build_workload "$here/helpers/vdso-workload.c" vdso-workload -O1
 mkfifo top.stdin || abort "mkfifo"
 exec 7<> top.stdin
 
-# run_top NAME SECONDS OPTIONS...: perf top --stdio OPTIONS on a workload
-# running SECONDS + 2 s; screens in NAME.out, stderr in NAME.err, exit
-# status in NAME.rc
+# run_top NAME SECONDS OPTIONS...: perf top --stdio OPTIONS ($PERF, or
+# TOP_PERF) on a workload (./workload, or TOP_WORKLOAD) running SECONDS +
+# 2 s; screens in NAME.out, stderr in NAME.err, exit status in NAME.rc
 run_top() {
 	local name=$1 secs=$2 pid
 	shift 2
-	./workload $(((secs + 2) * 1000)) > /dev/null 2>&1 &
+	"${TOP_WORKLOAD:-./workload}" $(((secs + 2) * 1000)) > /dev/null 2>&1 &
 	pid=$!
 	COLUMNS=200 LINES=400 timeout --preserve-status -s INT "$secs" \
-		"$PERF" top --stdio "$@" -p "$pid" <&7 > "$name.out" 2> "$name.err"
+		"${TOP_PERF:-$PERF}" top --stdio "$@" -p "$pid" <&7 > "$name.out" 2> "$name.err"
 	echo $? > "$name.rc"
 	kill "$pid" 2> /dev/null
 	wait "$pid" 2> /dev/null
@@ -78,6 +80,26 @@ done
 run_top fp 3 -F 1000 -d 1 --call-graph=fp
 check "--call-graph=fp: no message about deferral" hasnt fp.err 'defer'
 check "--call-graph=fp: no stitching in the header" hasnt fp.out 'deferred:'
+
+# ------------------------------------------------------------ vdso
+# perf top of a process already running synthesizes its mappings: the
+# vdso's must be the dso perf writes out of its own vdso image, whose
+# symbols it reads ("perf synthetic-events: Make no dso for a mapping that
+# is not a file"; pristine 7.2 made a "[vdso]" dso that opens nothing)
+vdso_lines() {
+	grep -E '^ +[0-9.]+%( +[0-9.]+%)? +\[vdso\] ' "$1"
+}
+TOP_WORKLOAD=./vdso-workload run_top vdso 3 -F 1000 -d 1
+vdso_lines vdso.out > vdso.lines
+check "vdso: entries of the [vdso] in the screens ($(wc -l < vdso.lines))" [ -s vdso.lines ]
+check "vdso: every one named ($(grep -Eo '\[\.\] [^ ]+' vdso.lines | sort | uniq -c | sort -rn | head -3 | tr -s ' \n' ' '))" \
+	hasnt vdso.lines '\[\.\] 0x[0-9a-f]+ *$'
+check "vdso: the workload's clock_gettime() or time() among them" has vdso.lines '\[\.\] __vdso_(clock_gettime|time)'
+if [ -x "$UP_PERF" ]; then
+	TOP_PERF=$UP_PERF TOP_WORKLOAD=./vdso-workload run_top up-vdso 3 -F 1000 -d 1
+	echo "     pristine perf 7.2 on the same workload, its [vdso] entries: $(vdso_lines up-vdso.out |
+		grep -Eo '\[\.\] [^ ]+' | sort | uniq -c | sort -rn | head -3 | tr -s ' \n' ' ')"
+fi
 
 # ------------------------------------------------------------ refused
 for spelling in deferred,emulate fp,defer,bogus deferred,fp; do
