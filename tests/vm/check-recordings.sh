@@ -32,7 +32,7 @@ printf '%-26s %7s %7s %7s %8s %6s %6s %6s %6s %6s %5s %5s %8s  %s\n' recording s
 for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 	n=$((n + 1))
 	name=${f%.data}
-	if [ ! -f "$dir/$f" ]; then
+	if [ ! -f "$dir/$f" ] && [ ! -f "$dir/$f/data" ]; then
 		echo "FAIL - $name: missing"
 		fail=$((fail + 1))
 		continue

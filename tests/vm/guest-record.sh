@@ -20,7 +20,8 @@
 # runs, the TUI in tmux and an ASan run, in OUT/top/ and listed in
 # OUT/TOPS, each beside a recording of the same workload
 # (tests/vm/check-top.py compares them).  SET: check (default), bench
-# (make bench's), top (only the perf top runs).
+# (make bench's), top (only the perf top runs), threads (only the perf
+# record --threads directories).
 #
 # bash, for its builtins: starting a process costs 1-2 s in the guest
 # (TCG on a shared 2-core host), so the script starts few.
@@ -153,7 +154,7 @@ record() {
 		CALLCHAIN_DEFERRED) deferred=$n ;;
 		esac
 	done < "$OUT/logs/$name.stats"
-	cp "$TMP/$name" "$OUT/" || fail=1
+	cp -r "$TMP/$name" "$OUT/" || fail=1
 	printf '%s\t%s\t%s\n' "$name" "$PERF $pcmd" "$(quote "$@")" >> "$OUT/MANIFEST"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$samples" "$deferred" "$t1" >> "$OUT/COUNTS"
 	if [ "$deferred" -gt 0 ]; then
@@ -372,7 +373,17 @@ record_check_set() {
 	# pipe output saved to a file
 	record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
 		"$BIN/blocker" 0.75
+	record_threads_set
 	top_check_set
+}
+
+# perf record --threads: a directory, one data file per reader thread (per
+# CPU by default), a sample and its record often in different files
+record_threads_set() {
+	record threads-dir.data "--threads --call-graph=deferred --sample-cpu -N -F 1000" \
+		"$BIN/threads" 8 1
+	record blocker-dir.data "--threads=numa -a --call-graph=fp,defer -N -F 500 -e cpu-clock -e context-switches/period=1/" \
+		"$BIN/blocker" 0.5
 }
 
 # make bench: what upstream's merge walks (every waiting sample for every
@@ -393,7 +404,8 @@ case $SET in
 check) record_check_set ;;
 bench) record_bench_set ;;
 top) top_check_set ;;
-*) say "unknown set '$SET' (check, bench, top)"; exit 1 ;;
+threads) record_threads_set ;;
+*) say "unknown set '$SET' (check, bench, top, threads)"; exit 1 ;;
 esac
 
 kill "$keeper" 2> /dev/null

@@ -7,7 +7,8 @@
 # (tests/perf/helpers/upstream.py: compressed, newer records and features), and an
 # emulated deferred recording of tests/perf/helpers/emulate-workload.c, the
 # real 7.2 recordings of tests/corpus/real-7.2 (tracepoints, system-wide,
-# sample CPUs, -z, a pipe) and the damaged copies of them
+# sample CPUs, -z, a pipe; its perf record --threads directories are not
+# mutated: the mutator takes a file) and the damaged copies of them
 # tests/perf/helpers/fuzz-regressions.py makes.  Then the kept findings of
 # earlier runs, tests/perf/fuzz-corpus/*.data, and those damaged copies are
 # run as they are (fuzz-perf.py --replay), so that a fixed reader stays
@@ -79,8 +80,9 @@ jobs=${FUZZ_JOBS:-$(nproc)}
 # shellcheck disable=SC2046,SC2086
 "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --count "$count" --seed "$seed" \
 	--jobs "$jobs" ${FUZZ_COMMANDS:+--commands "$FUZZ_COMMANDS"} \
-	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu \
-		"$corpus"/*.data "$regressions"/*.data 2> /dev/null)
+	$(ls "$seeds"/*.raw.data "$seeds"/*.up.pipe "$seeds"/*.up.data $emu 2> /dev/null) \
+	$(find "$corpus" -maxdepth 1 -type f -name '*.data' | LC_ALL=C sort) \
+	$(ls "$regressions"/*.data 2> /dev/null)
 status=$?
 "$PY" "$here/fuzz-perf.py" --perf "$PERF_ASAN" --out "$out" --jobs "$jobs" --replay \
 	"$here"/../fuzz-corpus/*.data "$regressions"/*.data || status=1

@@ -24,7 +24,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 PERF=${PERF:-$top/build/perf}
 PY=${ORACLE_PY:-/usr/bin/python3}
-[ -f "${1:-}" ] && [ -r "$1" ] || { echo "FAIL - oracle-check: cannot read '${1:-}'"; exit 2; }
+# DATA: a file, or a directory of perf record --threads
+[ -f "${1:-}" ] || [ -f "${1:-}/data" ] || { echo "FAIL - oracle-check: cannot read '${1:-}'"; exit 2; }
 data=$(realpath "$1")
 name=${2:-$(basename "$1" .data)}
 if [ -n "${OUT:-}" ]; then
@@ -76,7 +77,7 @@ result "perf script's summary in file order" oracle summary "$data" unordered.er
 	"perf script --show-round-events"
 
 # a recording made with -o -: read as the pipe it was
-if [ "$(head -c 16 "$data" | od -An -tx1 -j8 | tr -d ' ')" = 1000000000000000 ]; then
+if [ -f "$data" ] && [ "$(head -c 16 "$data" | od -An -tx1 -j8 | tr -d ' ')" = 1000000000000000 ]; then
 	"$PERF" script -i - "${fields[@]}" < "$data" > pipe.txt 2> pipe.err
 	result "perf script -i - (pipe), sample for sample" oracle script "$data" pipe.txt
 fi

@@ -79,7 +79,10 @@ class Recording:
 
     def __init__(self, path):
         self.path = path
-        buf = open(path, 'rb').read()
+        # perf record --threads: a directory, the header and perf's own
+        # records in DIR/data, each reader thread's in DIR/data.N
+        is_dir = os.path.isdir(path)
+        buf = open(os.path.join(path, 'data') if is_dir else path, 'rb').read()
         if buf[:8] != b'PERFILE2':
             raise Fail('%s: not a little-endian perf.data' % path)
         self.types = {}         # id -> sample_type
@@ -98,6 +101,16 @@ class Recording:
         self.events = []        # (file offset, record bytes)
         self._zstd = None
         self._walk(buf, start, end, outer=True)
+        # a directory's files one after the other, as if one file: the
+        # offsets go on from file to file (records earlier "in the file")
+        for name in sorted(os.listdir(path) if is_dir else [],
+                           key=lambda n: int(n[5:]) if n[5:].isdigit() else -1):
+            if not re.fullmatch(r'data\.[0-9]+', name):
+                continue
+            more = open(os.path.join(path, name), 'rb').read()
+            self._zstd = None   # each file its own zstd stream (-z)
+            self._walk(more, 0, len(more), outer=True, base=end)
+            end += len(more)
 
     def _add_attr(self, st, ids):
         if self.default_type is None:
@@ -105,12 +118,13 @@ class Recording:
         for i in ids:
             self.types[i] = st
 
-    def _walk(self, buf, pos, end, outer):
+    def _walk(self, buf, pos, end, outer, base=0):
         while pos + 8 <= end:
             typ, _, size = struct.unpack_from('<IHH', buf, pos)
             if size < 8 or pos + size > end:
                 if outer:
-                    raise Fail('%s: bad record size %d at offset %#x' % (self.path, size, pos))
+                    raise Fail('%s: bad record size %d at offset %#x' % (self.path, size,
+                                                                         base + pos))
                 return pos
             rec = buf[pos:pos + size]
             if typ == HEADER_ATTR:
@@ -120,7 +134,7 @@ class Recording:
             elif typ in (COMPRESSED, COMPRESSED2):
                 self._decompress(rec, typ, pos)
             else:
-                self.events.append((pos if outer else -1, rec))
+                self.events.append((base + pos if outer else -1, rec))
             pos += size
         return pos
 

@@ -21,7 +21,8 @@ import sys
 
 RECORD = re.compile(r'DEFERRED CALLCHAIN \[cookie: ([0-9a-f]+)\]')
 PSEUDO = re.compile(r'\[user stack deferred: cookie 0x([0-9a-f]+)\]')
-TID = re.compile(r'^\s*\S.*?\s(\d+)(?:/(\d+))?\s+(?:\[\d+\]\s+)?[0-9.]+:')
+# pid/tid -1: a sample of no task (system-wide), its comm ":-1"
+TID = re.compile(r'^\s*\S.*?\s(-?\d+)(?:/(-?\d+))?\s+(?:\[\d+\]\s+)?[0-9.]+:')
 
 
 def blocks(path):

@@ -38,7 +38,9 @@
  * features are copied from the input (HEADER_EVENT_DESC patched);
  * HEADER_COMPRESSED goes, the data being written uncompressed.
  *
- * Input and output each are a file or a pipe (-o -, or a FIFO):
+ * The input is a file, a directory (perf record --threads: read as one
+ * file, the output a file without HEADER_DIR_FORMAT) or a pipe; the
+ * output a file or a pipe (-o -, or a FIFO):
  *
  *  - file to pipe: the pipe header, then what perf record writes to a pipe
  *    before the data, taken from the input's header: a HEADER_ATTR per
@@ -799,10 +801,6 @@ static int cvt__open_input(struct cvt *cvt)
 		       opts->input);
 		return -EINVAL;
 	}
-	if (perf_data__is_dir(session->data)) {
-		pr_err("%s: a directory (perf record --threads) is not supported\n", opts->input);
-		return -EINVAL;
-	}
 	if (zstd_init(&session->zstd_data, 0) < 0)
 		pr_warning("decompression initialization failed\n");
 	if (cvt->pipe_in)
@@ -818,6 +816,11 @@ static int cvt__open_input(struct cvt *cvt)
 		pr_err("%s: AUX area tracing data is not supported\n", opts->input);
 		return -EINVAL;
 	}
+	/*
+	 * A directory (perf record --threads) is read whole, its reader
+	 * threads' files merged in time order: the output is one file.
+	 */
+	perf_header__clear_feat(&session->header, HEADER_DIR_FORMAT);
 	/*
 	 * A newer perf's features (ids from our HEADER_LAST_FEATURE on): this
 	 * perf cannot write them, and older readers do not know them either.
