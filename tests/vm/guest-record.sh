@@ -373,15 +373,20 @@ record_check_set() {
 	# pipe output saved to a file
 	record blocker-pipe.data "-o - --call-graph=fp,defer --sample-cpu -N -F 1000" \
 		"$BIN/blocker" 0.75
-	record_threads_set
+	record_threads_dir
 	top_check_set
 }
 
 # perf record --threads: a directory, one data file per reader thread (per
-# CPU by default), a sample and its record often in different files
-record_threads_set() {
+# CPU by default), a sample and its record often in different files; the
+# check set makes the first (the corpus has both)
+record_threads_dir() {
 	record threads-dir.data "--threads --call-graph=deferred --sample-cpu -N -F 1000" \
 		"$BIN/threads" 8 1
+}
+
+record_threads_set() {
+	record_threads_dir
 	record blocker-dir.data "--threads=numa -a --call-graph=fp,defer -N -F 500 -e cpu-clock -e context-switches/period=1/" \
 		"$BIN/blocker" 0.5
 }
