@@ -72,7 +72,10 @@ hdr_warn() {
 # under other malloc settings, may print 33.33% branches in another order.
 # The frames, the values and the order of unequal branches are compared.
 graph() { $PY "$here/helpers/perfout.py" graph; }
-# views F IN: what every tool prints for the input IN, as files F.*
+# views F IN: what every tool prints for the input IN, as files F.*; but
+# how much waited at its peak, which depends on the layout: a file's
+# samples take their records read ahead from an index of the file, a
+# compressed file's wait for them (util/deferred-index.c)
 views() {
 	local f=$1 in=$2
 
@@ -85,8 +88,9 @@ views() {
 	"$PERF" stitch -q -i "$in" -o "$f.conv" 2>&1 | sed -E "/$HDRWARN/d" > "$f.conv.out"
 	"$SYS_PERF" script -i "$f.conv" $KS > "$f.conv.script" 2>&1
 	"$PERF" stitch -F folded -i "$in" -o - > "$f.folded" 2> /dev/null
-	"$PERF" stitch --stats -i "$in" 2>&1 | normal > "$f.stats"
-	"$PERF" stitch --stats=json -i "$in" 2>&1 | normal > "$f.json"
+	"$PERF" stitch --stats -i "$in" 2>&1 | normal | sed '/^peak pending:/d' > "$f.stats"
+	"$PERF" stitch --stats=json -i "$in" 2>&1 | normal |
+		sed -E 's/"peak_pending_samples": [0-9]+, "peak_pending_bytes": [0-9]+, //' > "$f.json"
 }
 # compare NAME BASE VARIANT: every view of VARIANT as BASE's
 compare() {

@@ -61,12 +61,16 @@ struct stack {
 	uint64_t	ips[];
 };
 
-/* A record seen, owned by its slot. */
+/*
+ * A record seen, owned by its slot; or, read ahead by the caller
+ * (unwind_stitcher__add_sample_ahead()), one still to come in its place.
+ */
 struct record {
 	uint32_t	pid;
 	uint32_t	cpu;
 	uint64_t	time;
 	bool		claimed;
+	bool		ahead;
 	struct stack	*stack;
 };
 
@@ -918,6 +922,9 @@ static void slot_check(struct unwind_stitcher *st, struct slot *sl)
 
 	if (sl->record) {
 		slot_settle_all(st, sl);
+		/* kept for the record's arrival, which schedules the next check */
+		if (sl->record->ahead)
+			return;
 		if (++sl->record_checks < (st->opts.sorted ? 1 : 2))
 			schedule(st, &sl->check);
 		else
@@ -1134,24 +1141,29 @@ void unwind_stitcher__delete(struct unwind_stitcher *st)
 	free(st);
 }
 
-int unwind_stitcher__add_sample(struct unwind_stitcher *st,
-				const struct unwind_stitcher_sample *in)
+static bool sample_valid(const struct unwind_stitcher_sample *in)
 {
-	struct task *t;
-	struct slot *sl = NULL;
+	return input_sz_valid(in, in->sz, SAMPLE_MIN_SZ, sizeof(*in)) &&
+	       (!in->nr_kernel || in->kernel) && in->nr_kernel <= MAX_KERNEL_NR;
+}
+
+static bool record_valid(const struct unwind_stitcher_record *in)
+{
+	return input_sz_valid(in, in->sz, RECORD_MIN_SZ, sizeof(*in)) && in->cookie &&
+	       (!in->nr || in->ips) && in->nr <= MAX_RECORD_NR;
+}
+
+/* A sample taken: counted, queued for output (ORDER_INPUT); NULL when out of memory. */
+static struct sample *sample_new(struct unwind_stitcher *st,
+				 const struct unwind_stitcher_sample *in)
+{
 	struct sample *s;
 	size_t bytes;
-
-	if (!st || !in)
-		return -EINVAL;
-	if (!input_sz_valid(in, in->sz, SAMPLE_MIN_SZ, sizeof(*in)) ||
-	    (in->nr_kernel && !in->kernel) || in->nr_kernel > MAX_KERNEL_NR)
-		return invalid(st);
 
 	bytes = sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]) + in->payload_bytes;
 	s = uc_pool__alloc(&st->pool, sizeof(*s) + in->nr_kernel * sizeof(s->kernel[0]));
 	if (!s)
-		return -ENOMEM;	/* not taken: the caller still owns it */
+		return NULL;
 	st->stats.samples++;
 	advance(st, in->time);
 	if (in->cookie)
@@ -1172,35 +1184,115 @@ int unwind_stitcher__add_sample(struct unwind_stitcher *st,
 	account(st, 1, bytes);
 	if (st->opts.order == UNWIND_STITCHER_ORDER_INPUT)
 		uc_list_add_tail(&s->q.out_node, &st->output);
+	return s;
+}
 
-	if (!in->cookie) {
-		resolve(st, s, UNWIND_STITCH_NOT_DEFERRED, UNWIND_ORPHAN_NONE, NULL);
-		return settle(st, 0);
-	}
+/* The slot of a deferred sample's kernel entry, found or new; NULL when out of memory. */
+static struct slot *sample_slot(struct unwind_stitcher *st, const struct unwind_stitcher_sample *in)
+{
+	struct task *t = task_get(st, in->tid);
+	struct slot *sl;
 
-	t = task_get(st, in->tid);
-	if (t) {
-		task_retire_slots(st, t, in->cookie, in->time);
-		sl = slot_find(st, t, in->cookie, in->pid, in->time, false);
-	}
-	if (!sl && t)
-		sl = slot_new(st, t, in->cookie, in->pid, in->time);
+	if (!t)
+		return NULL;
+	task_retire_slots(st, t, in->cookie, in->time);
+	sl = slot_find(st, t, in->cookie, in->pid, in->time, false);
+	return sl ?: slot_new(st, t, in->cookie, in->pid, in->time);
+}
+
+/* @s waits in @sl for its record, or, with the record in, is settled. */
+static int sample_join(struct unwind_stitcher *st, struct sample *s, struct slot *sl)
+{
 	if (!sl) {
 		/* Out of memory: the sample still leaves, as an orphan. */
 		resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_MEMORY_CAP, NULL);
 		return settle(st, -ENOMEM);
 	}
-
 	uc_list_add_tail(&s->slot_node, &sl->samples);
 	sl->nr_samples++;
-	if (in->time > sl->max_time)
-		sl->max_time = in->time;
-	if (in->time < sl->min_time)
-		sl->min_time = in->time;
-	/* a late sample, its record already in */
+	if (s->q.time > sl->max_time)
+		sl->max_time = s->q.time;
+	if (s->q.time < sl->min_time)
+		sl->min_time = s->q.time;
+	/* a late sample, its record already in; or its record read ahead */
 	if (st->opts.sorted && sl->record)
 		slot_settle_all(st, sl);
 	return settle(st, 0);
+}
+
+int unwind_stitcher__add_sample(struct unwind_stitcher *st,
+				const struct unwind_stitcher_sample *in)
+{
+	struct sample *s;
+
+	if (!st || !in)
+		return -EINVAL;
+	if (!sample_valid(in))
+		return invalid(st);
+	s = sample_new(st, in);
+	if (!s)
+		return -ENOMEM;	/* not taken: the caller still owns it */
+	if (!in->cookie) {
+		resolve(st, s, UNWIND_STITCH_NOT_DEFERRED, UNWIND_ORPHAN_NONE, NULL);
+		return settle(st, 0);
+	}
+	return sample_join(st, s, sample_slot(st, in));
+}
+
+static struct record *record_new(struct unwind_stitcher *st,
+				 const struct unwind_stitcher_record *in, size_t nr)
+{
+	struct record *rec = uc_pool__alloc(&st->pool, sizeof(*rec));
+
+	if (!rec)
+		return NULL;
+	rec->stack = stack_get(st, in->ips, nr);
+	if (!rec->stack) {
+		uc_pool__free(&st->pool, rec, sizeof(*rec));
+		return NULL;
+	}
+	rec->pid = in->pid;
+	rec->cpu = in->cpu;
+	rec->time = in->time;
+	rec->claimed = false;
+	rec->ahead = false;
+	account(st, 0, sizeof(*rec));
+	return rec;
+}
+
+int unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
+				      const struct unwind_stitcher_sample *in,
+				      const struct unwind_stitcher_record *ahead)
+{
+	struct record *rec;
+	struct sample *s;
+	struct slot *sl;
+	size_t nr, dropped;
+
+	if (!st || !in || !ahead)
+		return -EINVAL;
+	if (!sample_valid(in) || !record_valid(ahead))
+		return invalid(st);
+	/* only what the promise can settle at once; the rest waits as usual */
+	if (!st->opts.sorted || !in->cookie || ahead->cookie != in->cookie ||
+	    ahead->tid != in->tid || ahead->pid != in->pid || ahead->time < in->time)
+		return unwind_stitcher__add_sample(st, in);
+
+	s = sample_new(st, in);
+	if (!s)
+		return -ENOMEM;
+	sl = sample_slot(st, in);
+	if (sl && !sl->record) {
+		nr = unwind_callchain__sanitize(ahead->ips, ahead->nr, &dropped);
+		rec = record_new(st, ahead, nr);
+		/* without memory for it, the sample waits for the record to come */
+		if (rec) {
+			rec->ahead = true;
+			sl->record = rec;
+			uc_list_del(&sl->idle_node);
+		}
+	}
+	return sample_join(st, s, sl);
 }
 
 int unwind_stitcher__add_passthrough(struct unwind_stitcher *st, uint64_t time, void *payload,
@@ -1250,8 +1342,7 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 
 	if (!st || !in)
 		return -EINVAL;
-	if (!input_sz_valid(in, in->sz, RECORD_MIN_SZ, sizeof(*in)) ||
-	    !in->cookie || (in->nr && !in->ips) || in->nr > MAX_RECORD_NR)
+	if (!record_valid(in))
 		return invalid(st);
 
 	st->stats.records++;
@@ -1275,8 +1366,15 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		task_wake_slots(st, t);
 	}
 
-	/* One copy per defer_output event: keep the first, count the rest. */
 	sl = slot_find(st, t, in->cookie, in->pid, in->time, true);
+	/* The record its samples were stitched to ahead: now in its place. */
+	if (sl && sl->record && sl->record->ahead) {
+		sl->record->ahead = false;
+		sl->record->cpu = in->cpu;
+		schedule(st, &sl->check);
+		return settle(st, 0);
+	}
+	/* One copy per defer_output event: keep the first, count the rest. */
 	if (sl && sl->record) {
 		if (same_ips(sl->record, in->ips, nr))
 			st->stats.duplicates++;
@@ -1285,19 +1383,9 @@ int unwind_stitcher__add_record(struct unwind_stitcher *st,
 		return settle(st, 0);
 	}
 
-	rec = uc_pool__alloc(&st->pool, sizeof(*rec));
+	rec = record_new(st, in, nr);
 	if (!rec)
 		return settle(st, -ENOMEM);
-	rec->stack = stack_get(st, in->ips, nr);
-	if (!rec->stack) {
-		uc_pool__free(&st->pool, rec, sizeof(*rec));
-		return settle(st, -ENOMEM);
-	}
-	rec->pid = in->pid;
-	rec->cpu = in->cpu;
-	rec->time = in->time;
-	rec->claimed = false;
-	account(st, 0, sizeof(*rec));
 
 	if (!sl)
 		sl = slot_new(st, t, in->cookie, in->pid, in->time);

@@ -40,6 +40,7 @@
 #include "tool.h"
 #include "units.h"
 #include "deferred-callchain.h"
+#include "deferred-index.h"
 #include "deferred-maps.h"
 
 /*
@@ -115,6 +116,10 @@ struct deferred_callchain {
 	bool				cap_warned;
 	/* user mappings held behind samples (reading a file) */
 	struct deferred_maps		maps;
+	/* a seekable file's records, read ahead (made at the first deferred sample) */
+	struct deferred_index		*index;
+	bool				index_tried;
+	u64				nr_ahead;
 	/* first error of a delivery from inside the engine */
 	int				err;
 	/* counted whether stitching or not */
@@ -862,6 +867,47 @@ static int deferred__invalid_sample(struct perf_session *session, union perf_eve
 	return 0;
 }
 
+/*
+ * Reading a seekable file in time order, the sample's record read ahead
+ * from the file's index instead of waiting for it, and everything after
+ * the sample with it (deferred-index.c): 1 when the engine took the
+ * sample so, 0 to feed it as usual, or -errno.
+ */
+static int deferred__sample_ahead(struct deferred_callchain *dc, const struct perf_sample *sample,
+				  const struct unwind_stitcher_sample *in)
+{
+	struct deferred_index_record rec;
+	struct unwind_stitcher_record ahead;
+	u64 records;
+	int err;
+
+	if (!dc->sorted || dc->deliver)
+		return 0;
+	if (!dc->index_tried) {
+		dc->index_tried = true;
+		dc->index = deferred_index__new(dc->session, &records);
+		if (dc->index)
+			pr_debug("deferred callchains: %" PRIu64 " records indexed\n", records);
+	}
+	if (!dc->index || deferred_index__find(dc->index, sample, in->cookie, &rec))
+		return 0;
+	ahead = (struct unwind_stitcher_record){
+		.sz	= sizeof(ahead),
+		.pid	= rec.pid,
+		.tid	= rec.tid,
+		.cpu	= rec.cpu,
+		.time	= rec.time,
+		.cookie	= rec.cookie,
+		.ips	= (const uint64_t *)rec.ips,
+		.nr	= rec.nr,
+	};
+	err = unwind_stitcher__add_sample_ahead(dc->st, in, &ahead);
+	if (err)
+		return err;
+	dc->nr_ahead++;
+	return 1;
+}
+
 static int deferred__sample(struct deferred_callchain *dc, union perf_event *event,
 			    struct perf_sample *sample, u64 file_offset, const char *file_path)
 {
@@ -911,7 +957,11 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 	};
 	dc->outstanding++;
 	dc->nr_engine_samples++;
-	err = unwind_stitcher__add_sample(dc->st, &in);
+	err = deferred__sample_ahead(dc, sample, &in);
+	if (!err)
+		err = unwind_stitcher__add_sample(dc->st, &in);
+	else if (err > 0)
+		err = 0;
 	if (err) {
 		/* not taken: never handed back */
 		dc->outstanding--;
@@ -1201,6 +1251,10 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 		unwind_stitcher__finish(dc->st);
 		unwind_stitcher__delete(dc->st);
 	}
+	if (dc->index)
+		pr_debug("deferred callchains: %" PRIu64 " samples stitched with their record read ahead\n",
+			 dc->nr_ahead);
+	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
 	free(dc->chain);
 	free(dc);
@@ -1316,6 +1370,28 @@ size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *sessio
 	else
 		ret += fprintf(fp, " (not a 6.19 cookie)");
 	return ret + fprintf(fp, " nr %" PRIu64 "\n", (u64)cd->nr);
+}
+
+int perf_event__callchain_deferred_check(union perf_event *event, struct evlist *evlist,
+					 size_t *need, u64 *room)
+{
+	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
+	size_t size = event->header.size;
+	size_t id_hdr_size = 0;
+
+	/* the trailer of the event with defer_output: not the first's sample_type */
+	if (evlist__sample_id_all(evlist)) {
+		struct evsel *evsel = evlist__event2evsel(evlist, event);
+
+		if (!evsel)
+			return -ENOENT;
+		id_hdr_size = evsel__id_hdr_size(evsel);
+	}
+	*need = sizeof(*cd) + id_hdr_size;
+	if (size < *need)
+		return -EMSGSIZE;
+	*room = (size - *need) / sizeof(u64);
+	return cd->nr <= *room ? 0 : -E2BIG;
 }
 
 struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,

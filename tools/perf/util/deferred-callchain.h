@@ -16,6 +16,7 @@ struct perf_sample;
 struct perf_tool;
 
 struct callchain_cursor;
+struct evlist;
 struct ip_callchain;
 struct map_symbol;
 struct option;
@@ -181,6 +182,16 @@ size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *sessio
  * resolve and print like a sample's, in @buf (@cap u64s, nr + 2 needed);
  * NULL when it does not fit.
  */
+/*
+ * Whether a PERF_RECORD_CALLCHAIN_DEFERRED holds its fixed part, nr ips
+ * and the sample_id trailer of the event that wrote it, found by its id as
+ * evlist__parse_sample() finds it: 0; -ENOENT when its id names no event,
+ * -EMSGSIZE when it is smaller than its fixed part and trailer (@need),
+ * -E2BIG when nr is more than its @room for entries.  The ips of a record
+ * that does not would run into its trailer or past its end.
+ */
+int perf_event__callchain_deferred_check(union perf_event *event, struct evlist *evlist,
+					 size_t *need, u64 *room);
 struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
 							  size_t cap);
 

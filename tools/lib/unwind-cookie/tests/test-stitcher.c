@@ -910,6 +910,137 @@ START_TEST(test_sorted_input)
 }
 END_TEST
 
+static int sample_ahead(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
+			uint64_t time, uint64_t cookie, uint64_t rtime, const uint64_t *ips,
+			size_t nr)
+{
+	struct unwind_stitcher_sample s = {
+		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
+		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
+		.payload = (void *)(intptr_t)id,
+	};
+	struct unwind_stitcher_record r = {
+		.sz = sizeof(r), .pid = pid, .tid = tid, .cpu = 5, .time = rtime,
+		.cookie = cookie, .ips = ips, .nr = nr,
+	};
+
+	return unwind_stitcher__add_sample_ahead(st, &s, &r);
+}
+
+/*
+ * A record read ahead settles its samples at once, and nothing fed after
+ * them waits; when the record comes in its place it is counted as it would
+ * be otherwise: the same answers and counters as test_sorted_input's
+ * waiting, without the wait.
+ */
+/* test_sample_ahead's input, its first two samples with their record ahead or not */
+static struct unwind_stitcher_stats sample_ahead_run(bool ahead, struct out *out)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	struct unwind_stitcher_stats s;
+
+	if (ahead)
+		ck_assert_int_eq(sample_ahead(st, 1, 10, 11, 1000, C1, 5000, U1, 3), 0);
+	else
+		sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_uint_eq(nr_outs, ahead);	/* no wait for a record 4000 later */
+	sample(st, 2, 20, 21, 1001, 0);
+	ck_assert_uint_eq(nr_outs, ahead ? 2 : 0);	/* nothing waits behind it */
+	/* a second sample of the same kernel entry */
+	if (ahead)
+		ck_assert_int_eq(sample_ahead(st, 3, 10, 11, 1002, C1, 5000, U1, 3), 0);
+	else
+		sample(st, 3, 10, 11, 1002, C1);
+	tick(st, 4000);				/* past the slot's window */
+	ck_assert_uint_eq(stats_of(st).records, 0);
+	record(st, 10, 11, 5, 5000, C1, U1, 3);	/* the record in its place */
+	record(st, 10, 11, 5, 5000, C1, U1, 3);	/* a copy */
+	sample(st, 4, 10, 11, 5010, C1);	/* late: joins the record */
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 4);
+	memcpy(out, outs, 4 * sizeof(*out));
+	assert_reconciled(st);
+	s = stats_of(st);
+	unwind_stitcher__delete(st);
+	return s;
+}
+
+/*
+ * A record read ahead settles its samples at once, and nothing fed after
+ * them waits; when the record comes in its place it is counted as it would
+ * be otherwise: the same answers and counters as waiting for it, except
+ * what waited.
+ */
+START_TEST(test_sample_ahead)
+{
+	struct out ahead[4], waiting[4];
+	struct unwind_stitcher_stats a = sample_ahead_run(true, ahead);
+	struct unwind_stitcher_stats w = sample_ahead_run(false, waiting);
+	int i;
+
+	/* in input order, the same as waiting */
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(ahead[i].id, waiting[i].id);
+		ck_assert_int_eq(ahead[i].status, waiting[i].status);
+		ck_assert_uint_eq(ahead[i].nr_user, waiting[i].nr_user);
+		ck_assert_uint_eq(ahead[i].record_time, waiting[i].record_time);
+		ck_assert_uint_eq(ahead[i].record_cpu, waiting[i].record_cpu);
+		ck_assert_int_eq(ahead[i].late, waiting[i].late);
+	}
+	assert_stitched(&ahead[0], U1, 3);
+	ck_assert_uint_eq(ahead[0].record_time, 5000);
+	ck_assert(ahead[3].late);
+	ck_assert_uint_eq(a.records, 2);
+	ck_assert_uint_eq(a.duplicates, 1);
+	ck_assert_uint_eq(a.stitched, 3);
+	ck_assert_uint_eq(a.late_samples, 1);
+	ck_assert_uint_eq(a.unclaimed_records, 0);
+	ck_assert_uint_eq(a.records, w.records);
+	ck_assert_uint_eq(a.duplicates, w.duplicates);
+	ck_assert_uint_eq(a.stitched, w.stitched);
+	ck_assert_uint_eq(a.late_samples, w.late_samples);
+	ck_assert_uint_eq(a.cross_cpu_records, w.cross_cpu_records);
+	ck_assert_uint_eq(a.unclaimed_records, w.unclaimed_records);
+	ck_assert_mem_eq(&a.latency, &w.latency, sizeof(a.latency));
+	/* what waited: the three samples fed before the record */
+	ck_assert_uint_eq(w.peak_pending_samples, 3);
+	ck_assert_uint_eq(a.peak_pending_samples, 1);
+}
+END_TEST
+
+/* What the promise cannot settle at once is taken as add_sample() takes it. */
+START_TEST(test_sample_ahead_falls_back)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	static const uint64_t none[] = { UNWIND_COOKIE_CONTEXT_MAX };
+
+	/* a record without a usable entry: the orphan, at once */
+	ck_assert_int_eq(sample_ahead(st, 1, 10, 11, 1000, C1, 3000, none, 1), 0);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_orphan(&outs[0], UNWIND_ORPHAN_UNWIND_FAILED);
+	/* a record before the sample: not ahead, the sample waits for it */
+	ck_assert_int_eq(sample_ahead(st, 2, 20, 21, 1001, C2, 900, U2, 2), 0);
+	ck_assert_uint_eq(nr_outs, 1);
+	record(st, 20, 21, 5, 1002, C2, U2, 2);
+	ck_assert_uint_eq(nr_outs, 2);
+	assert_stitched(&outs[1], U2, 2);
+	unwind_stitcher__finish(st);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+
+	/* unsorted input: waits as usual */
+	st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+	ck_assert_int_eq(sample_ahead(st, 1, 10, 11, 1000, C1, 3000, U1, 3), 0);
+	ck_assert_uint_eq(nr_outs, 0);
+	ck_assert_int_eq(sample_ahead(NULL, 1, 10, 11, 1000, C1, 3000, U1, 3), -EINVAL);
+	ck_assert_int_eq(sample_ahead(st, 2, 10, 11, 1000, 0, 3000, U1, 3), -EINVAL);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_orphan(&outs[0], UNWIND_ORPHAN_STREAM_ENDED);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /*
  * Time-ordered input: the next entry of a task retires the slot of the one
  * before at once (its late samples and copies came first), so a task
@@ -1192,6 +1323,8 @@ int main(void)
 	tcase_add_test(tc, test_not_deferred);
 	tcase_add_test(tc, test_input_order);
 	tcase_add_test(tc, test_sorted_input);
+	tcase_add_test(tc, test_sample_ahead);
+	tcase_add_test(tc, test_sample_ahead_falls_back);
 	tcase_add_test(tc, test_stats_size);
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_sorted_next_entry_retires);

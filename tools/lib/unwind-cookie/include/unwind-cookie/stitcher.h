@@ -209,6 +209,26 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__add_record(struct unwind_stitcher *st,
 						     const struct unwind_stitcher_record *record);
 
 /*
+ * A sample whose record the caller has read ahead of its place in the
+ * stream: a reader of a seekable file that indexed the file's records
+ * first.  With sorted input, the sample is settled at once (stitched to
+ * @ahead, or an orphan if @ahead has no usable entry) instead of waiting
+ * for the record, and so, with ORDER_INPUT, is nothing fed after it.  The
+ * caller promises that @ahead is the record add_record() gets later for
+ * the sample's (tid, cookie), written by the sample's pid after it, and
+ * that the task neither exec'd nor exited between the two (such a sample
+ * is fed with add_sample(), the record deciding when it comes).  The
+ * record is then counted when it comes, as without reading ahead; its
+ * kernel entry is kept until then, not its samples.  Anything else
+ * (unsorted input, a record earlier than the sample, other ids) is taken
+ * as add_sample() takes it.  Errors as add_sample()'s.
+ */
+LIBUNWIND_COOKIE_API int
+unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
+				  const struct unwind_stitcher_sample *sample,
+				  const struct unwind_stitcher_record *ahead);
+
+/*
  * Any other item of the caller's stream (an mmap, a comm, ...), to be
  * handed back in its place among the samples: with ORDER_INPUT it waits
  * behind the samples fed before it, so that a caller replaying its stream

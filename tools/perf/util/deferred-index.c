@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The deferred records of a seekable perf.data file, indexed before the
+ * session reads it (see deferred-index.h).
+ *
+ * Read in time order, a deferred sample waits for its record, and so does
+ * everything after it: a task blocked for a minute holds a minute of the
+ * whole machine's samples.  The file is all there, though: one pass over
+ * its record headers finds where each record is, and the sample leaves at
+ * once with its user part read from there (unwind_stitcher__add_sample_ahead()).
+ * The engine still gets the record in its place, so what it counts is
+ * what it counts without the index.
+ *
+ * Kept per record: its ids, time and place (40 bytes, not its stack); per
+ * task its execs and exits, per process the times of its new mappings.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+#include <perf/event.h>
+
+#include "data.h"
+#include "debug.h"
+#include "deferred-callchain.h"
+#include "deferred-index.h"
+#include "event.h"
+#include "evlist.h"
+#include "header.h"
+#include "sample.h"
+#include "session.h"
+
+/* read in chunks of this size, whole records at a time */
+#define INDEX_CHUNK	(4U << 20)
+
+struct index_record {
+	u64	cookie;
+	u64	time;
+	u64	offset;
+	u32	tid;
+	u32	pid;
+	u32	cpu;
+	u32	file;
+};
+
+/* a time of a task (exec, exit) or of a process (a new mapping) */
+struct index_event {
+	u64	time;
+	u32	id;
+};
+
+struct index_array {
+	void	*entries;
+	size_t	nr;
+	size_t	cap;
+	size_t	size;
+};
+
+struct deferred_index {
+	struct perf_session	*session;
+	struct index_array	records;	/* struct index_record */
+	struct index_array	bounds;		/* execs and exits, by tid */
+	struct index_array	maps;		/* user mappings, by pid */
+	int			*fds;		/* per file: the header file, then a directory's */
+	int			nr_fds;
+	u64			*buf;		/* a record read ahead */
+	size_t			buf_size;
+};
+
+static void *index_array__add(struct index_array *a)
+{
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		void *entries = realloc(a->entries, cap * a->size);
+
+		if (!entries)
+			return NULL;
+		a->entries = entries;
+		a->cap = cap;
+	}
+	return (char *)a->entries + a->nr++ * a->size;
+}
+
+static int index_record__cmp(const void *va, const void *vb)
+{
+	const struct index_record *a = va, *b = vb;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->cookie != b->cookie)
+		return a->cookie < b->cookie ? -1 : 1;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return 0;
+}
+
+static int index_event__cmp(const void *va, const void *vb)
+{
+	const struct index_event *a = va, *b = vb;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return 0;
+}
+
+static int index_event__add(struct index_array *a, u32 id, u64 time)
+{
+	struct index_event *e = index_array__add(a);
+
+	if (!e)
+		return -ENOMEM;
+	e->id = id;
+	e->time = time;
+	return 0;
+}
+
+static bool event__user_mapping(const union perf_event *event)
+{
+	u32 type = event->header.type;
+
+	return (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
+	       (event->header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER &&
+	       !(event->header.misc & PERF_RECORD_MISC_MMAP_DATA);
+}
+
+/* One event of the file at @offset: indexed if it is one of those that matter. */
+static int index__event(struct deferred_index *idx, union perf_event *event, u32 file,
+			u64 offset)
+{
+	struct perf_sample sample;
+	struct index_record *rec;
+	size_t need;
+	u64 room;
+	int err = 0;
+
+	switch (event->header.type) {
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		break;
+	case PERF_RECORD_COMPRESSED:
+	case PERF_RECORD_COMPRESSED2:
+		/* its records are not where the file says: no index */
+		return -EINVAL;
+	default:
+		return 0;
+	}
+	if (event->header.type == PERF_RECORD_COMM &&
+	    !(event->header.misc & PERF_RECORD_MISC_COMM_EXEC))
+		return 0;
+	if ((event->header.type == PERF_RECORD_MMAP || event->header.type == PERF_RECORD_MMAP2) &&
+	    !event__user_mapping(event))
+		return 0;
+
+	/* one the session skips as malformed (it reports it) is not indexed */
+	if (event->header.type == PERF_RECORD_CALLCHAIN_DEFERRED &&
+	    perf_event__callchain_deferred_check(event, idx->session->evlist, &need, &room))
+		return 0;
+	perf_sample__init(&sample, /*all=*/false);
+	/* nor one perf cannot parse */
+	if (evlist__parse_sample(idx->session->evlist, event, &sample))
+		goto out;
+	switch (event->header.type) {
+	case PERF_RECORD_CALLCHAIN_DEFERRED:
+		if (!event->callchain_deferred.cookie)
+			break;
+		rec = index_array__add(&idx->records);
+		if (!rec) {
+			err = -ENOMEM;
+			break;
+		}
+		*rec = (struct index_record){
+			.cookie	= event->callchain_deferred.cookie,
+			.time	= sample.time,
+			.offset	= offset,
+			.tid	= sample.tid,
+			.pid	= sample.pid,
+			.cpu	= sample.cpu,
+			.file	= file,
+		};
+		break;
+	case PERF_RECORD_EXIT:
+		err = index_event__add(&idx->bounds, event->fork.tid, sample.time);
+		break;
+	case PERF_RECORD_COMM:
+		err = index_event__add(&idx->bounds, event->comm.tid, sample.time);
+		break;
+	default:
+		err = index_event__add(&idx->maps, event->header.type == PERF_RECORD_MMAP2 ?
+					event->mmap2.pid : event->mmap.pid, sample.time);
+		break;
+	}
+out:
+	perf_sample__exit(&sample);
+	return err;
+}
+
+/* The records of [@start, @end) of file @file, read a chunk at a time. */
+static int index__file(struct deferred_index *idx, u32 file, u64 start, u64 end)
+{
+	u64 *chunk = malloc(INDEX_CHUNK);
+	u64 pos = start;
+	int err = 0;
+
+	if (!chunk)
+		return -ENOMEM;
+	while (!err && pos + sizeof(struct perf_event_header) <= end) {
+		size_t want = min_t(u64, INDEX_CHUNK, end - pos), off = 0;
+		ssize_t got = pread(idx->fds[file], chunk, want, pos);
+
+		if (got < (ssize_t)sizeof(struct perf_event_header)) {
+			err = -EIO;
+			break;
+		}
+		while (off + sizeof(struct perf_event_header) <= (size_t)got) {
+			union perf_event *event = (void *)((char *)chunk + off);
+			u16 size = event->header.size;
+
+			if (size < sizeof(struct perf_event_header)) {
+				err = -EINVAL;
+				break;
+			}
+			if (off + size > (size_t)got)
+				break;
+			/* only an aligned record is parsed: one that is not is damaged */
+			if (!(off % sizeof(u64)))
+				err = index__event(idx, event, file, pos + off);
+			if (err)
+				break;
+			off += size;
+		}
+		if (!off)	/* a record bigger than a chunk, or cut by the end */
+			break;
+		pos += off;
+	}
+	free(chunk);
+	return err;
+}
+
+static u64 fd__size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? 0 : (u64)st.st_size;
+}
+
+static int index__walk(struct deferred_index *idx)
+{
+	struct perf_session *session = idx->session;
+	struct perf_data *data = session->data;
+	u64 end = session->header.data_offset + session->header.data_size;
+	int i, err;
+
+	idx->nr_fds = 1 + (perf_data__is_dir(data) ? data->dir.nr : 0);
+	idx->fds = calloc(idx->nr_fds, sizeof(*idx->fds));
+	if (!idx->fds)
+		return -ENOMEM;
+	idx->fds[0] = perf_data__fd(data);
+	/* a file cut short is read up to the cut (the session says so) */
+	err = index__file(idx, 0, session->header.data_offset,
+			  min(end, fd__size(idx->fds[0])));
+	for (i = 1; !err && i < idx->nr_fds; i++) {
+		idx->fds[i] = data->dir.files[i - 1].fd;
+		err = index__file(idx, i, 0, fd__size(idx->fds[i]));
+	}
+	return err;
+}
+
+struct deferred_index *deferred_index__new(struct perf_session *session, u64 *records)
+{
+	struct deferred_index *idx;
+
+	*records = 0;
+	if (perf_data__is_pipe(session->data) || session->header.needs_swap ||
+	    perf_header__has_feat(&session->header, HEADER_COMPRESSED))
+		return NULL;
+	idx = zalloc(sizeof(*idx));
+	if (!idx)
+		return NULL;
+	idx->session = session;
+	idx->records.size = sizeof(struct index_record);
+	idx->bounds.size = sizeof(struct index_event);
+	idx->maps.size = sizeof(struct index_event);
+	if (index__walk(idx)) {
+		pr_debug("deferred callchains: no index of the records, samples wait for theirs\n");
+		deferred_index__delete(idx);
+		return NULL;
+	}
+	qsort(idx->records.entries, idx->records.nr, idx->records.size, index_record__cmp);
+	qsort(idx->bounds.entries, idx->bounds.nr, idx->bounds.size, index_event__cmp);
+	qsort(idx->maps.entries, idx->maps.nr, idx->maps.size, index_event__cmp);
+	*records = idx->records.nr;
+	return idx;
+}
+
+void deferred_index__delete(struct deferred_index *idx)
+{
+	if (!idx)
+		return;
+	free(idx->records.entries);
+	free(idx->bounds.entries);
+	free(idx->maps.entries);
+	free(idx->fds);
+	free(idx->buf);
+	free(idx);
+}
+
+/* The first record of (@tid, @cookie) written at or after @time. */
+static const struct index_record *index__record(const struct deferred_index *idx, u32 tid,
+						u64 cookie, u64 time)
+{
+	const struct index_record *r = idx->records.entries;
+	size_t lo = 0, hi = idx->records.nr;
+	struct index_record key = { .tid = tid, .cookie = cookie, .time = time };
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (index_record__cmp(&r[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == idx->records.nr || r[lo].tid != tid || r[lo].cookie != cookie)
+		return NULL;
+	return &r[lo];
+}
+
+/* An event of @id in [@from, @to]? */
+static bool index__event_between(const struct index_array *a, u32 id, u64 from, u64 to)
+{
+	const struct index_event *e = a->entries;
+	struct index_event key = { .id = id, .time = from };
+	size_t lo = 0, hi = a->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (index_event__cmp(&e[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < a->nr && e[lo].id == id && e[lo].time <= to;
+}
+
+/* The record at @r's place, checked to be the one indexed. */
+static int index__read(struct deferred_index *idx, const struct index_record *r,
+		       struct deferred_index_record *rec)
+{
+	struct perf_event_header header;
+	struct perf_record_callchain_deferred *cd;
+	int fd = idx->fds[r->file];
+
+	if (pread(fd, &header, sizeof(header), r->offset) != sizeof(header) ||
+	    header.type != PERF_RECORD_CALLCHAIN_DEFERRED || header.size < sizeof(*cd))
+		return -EIO;
+	if (idx->buf_size < header.size) {
+		u64 *buf = realloc(idx->buf, header.size);
+
+		if (!buf)
+			return -ENOMEM;
+		idx->buf = buf;
+		idx->buf_size = header.size;
+	}
+	if (pread(fd, idx->buf, header.size, r->offset) != header.size)
+		return -EIO;
+	cd = (void *)idx->buf;
+	if (cd->cookie != r->cookie || cd->nr > (header.size - sizeof(*cd)) / sizeof(u64))
+		return -EIO;
+	*rec = (struct deferred_index_record){
+		.pid	= r->pid,
+		.tid	= r->tid,
+		.cpu	= r->cpu,
+		.time	= r->time,
+		.cookie	= r->cookie,
+		.ips	= (const u64 *)cd->ips,
+		.nr	= cd->nr,
+	};
+	return 0;
+}
+
+int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
+			 u64 cookie, struct deferred_index_record *rec)
+{
+	const struct index_record *r = index__record(idx, sample->tid, cookie, sample->time);
+
+	if (!r || r->pid != sample->pid ||
+	    index__event_between(&idx->bounds, sample->tid, sample->time, r->time) ||
+	    index__event_between(&idx->maps, sample->pid, sample->time, r->time))
+		return -ENOENT;
+	return index__read(idx, r, rec);
+}

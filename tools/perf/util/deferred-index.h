@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_DEFERRED_INDEX_H
+#define __PERF_DEFERRED_INDEX_H
+
+#include <linux/types.h>
+
+struct perf_session;
+struct perf_sample;
+
+/*
+ * The PERF_RECORD_CALLCHAIN_DEFERRED records of a perf.data file (or of
+ * the files of a perf record --threads directory), indexed in a first pass
+ * over the record headers before the session reads the file: a deferred
+ * sample is then stitched when it comes, its record read ahead from the
+ * file, instead of holding every later event until the record comes in
+ * time order, however long its task blocked.  The pass also notes what
+ * would make reading ahead give another answer than waiting: the task's
+ * exec and exit, its process' new mappings (its user part resolves against
+ * the maps of the record's time).
+ */
+struct deferred_index;
+
+/* A record read ahead: valid until the next call for the same index. */
+struct deferred_index_record {
+	u32		pid;
+	u32		tid;
+	u32		cpu;
+	u64		time;
+	u64		cookie;
+	const u64	*ips;
+	u64		nr;
+};
+
+/*
+ * The index of @session's input, or NULL when there is none to make: a
+ * pipe, a compressed (-z) or byte-swapped file, a file whose records cannot
+ * be walked (damaged: read as without the index), or no memory.
+ * @records: the number of records indexed, for the caller's statistics.
+ */
+struct deferred_index *deferred_index__new(struct perf_session *session, u64 *records);
+void deferred_index__delete(struct deferred_index *idx);
+
+/*
+ * @sample's record (with @cookie), if it was written after the sample and
+ * nothing between the two changes the answer (the same pid, no exec or
+ * exit of the task, no new mapping of its process): read from the file
+ * into @rec.  0, or -ENOENT to let the sample wait for its record, or
+ * another -errno when the file cannot be read.
+ */
+int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
+			 u64 cookie, struct deferred_index_record *rec);
+
+#endif /* __PERF_DEFERRED_INDEX_H */
