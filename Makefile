@@ -142,6 +142,18 @@ bench: deps
 	$(MAKE) bench-vm-record
 	BENCH_VM=$(BENCH_VM) bench/bench-perf.sh
 
+# bench/bench-scale.sh: ours and pristine perf 7.2 on generated system-wide
+# recordings of 64 CPUs, 0.25 to 3 GiB and with the longest block from 1 s
+# to the whole recording (SIZES, BLOCKS, RUNS: see the script), cpu and
+# peak RSS as a table and a plot (matplotlib); COPY_PLOT=1 puts the plot
+# into Documentation/images/.  Not part of make check: it takes an hour.
+BENCH_SCALE_PACKAGES := python3-matplotlib
+bench-scale: deps
+	$(MAKE) deps DEPS_PACKAGES="$(BENCH_SCALE_PACKAGES)"
+	$(PERF_MAKE)
+	$(MAKE) perf-upstream
+	bench/bench-scale.sh
+
 bench-vm-record: deps
 	@if [ -s $(BENCH_VM)/sleepers-20.data ] && [ -z "$(BENCH_VM_RECORD)" ]; then \
 		echo "bench-vm-record: recordings in $(BENCH_VM)"; \
@@ -271,4 +283,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-paths check-upstream-tests check-perf series series-check bench bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
+.PHONY: all perf check check-paths check-upstream-tests check-perf series series-check bench bench-scale bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean

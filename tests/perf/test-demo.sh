@@ -91,7 +91,9 @@ check "summary: = perf stitch --stats=json" eq \
 check "demo: prints the top of perf report" has demo.out \
 	'^demo: top of the stitched .perf report --stdio'
 check "demo: report has the stitched summary" grep -qxF "# $line" "$out/report.txt"
-check "demo: report shows a workload function" has demo.out \
+# an entry of the workload's own, above the report's 5% (the top the demo
+# prints may be a kernel entry's long callchain: what ran where varies)
+check "demo: report shows a workload function" has "$out/report.txt" \
 	'\[\.\] (sleep_spin_work|fault_touch_pages|hop_crunch|io_)'
 
 # DEMO_KERNEL=vm records in Linux 7.2 booted in QEMU: half a minute, which

@@ -99,7 +99,7 @@ int cvt__offcpu_sample(struct cvt *cvt, struct perf_sample *sample, u64 pos)
 	}
 	sw.period_pos = pos + cvt->period_off;
 	/* the idle task, an exiting one: not off CPU */
-	if (!f.prev_pid || f.prev_state == 'X' || f.prev_state == 'Z') {
+	if (sched_switch__out(&f) != SCHED_SWITCH_OUT__WAITS) {
 		cvt->stats->offcpu_zero++;
 		return cvt__set_period(cvt, sw.period_pos, 0);
 	}

@@ -137,3 +137,12 @@ void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields
 	/* 'R' also for a preempted task (TASK_REPORT_MAX), as timehist */
 	fields->prev_state = perf_sample__taskstate(sample, "prev_state");
 }
+
+enum sched_switch_out sched_switch__out(const struct sched_switch_fields *fields)
+{
+	if (!fields->prev_pid)
+		return SCHED_SWITCH_OUT__IDLE;
+	if (fields->prev_state == 'X' || fields->prev_state == 'Z')
+		return SCHED_SWITCH_OUT__EXITING;
+	return SCHED_SWITCH_OUT__WAITS;
+}

@@ -75,4 +75,13 @@ struct sched_switch_fields {
 
 void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields *fields);
 
+/* What a switch does with the task it takes off the CPU (prev_pid) */
+enum sched_switch_out {
+	SCHED_SWITCH_OUT__WAITS,	/* off CPU until it comes back */
+	SCHED_SWITCH_OUT__IDLE,		/* the idle task: never off CPU */
+	SCHED_SWITCH_OUT__EXITING,	/* 'X', 'Z': it does not come back */
+};
+
+enum sched_switch_out sched_switch__out(const struct sched_switch_fields *fields);
+
 #endif /* __PERF_DEFERRED_EXPORT_OFFCPU_H */

@@ -1454,13 +1454,16 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		if (err)
 			return err;
 	}
-	if (!f.prev_pid) {
+	switch (sched_switch__out(&f)) {
+	case SCHED_SWITCH_OUT__IDLE:
 		st->idle_switches++;
 		return 0;
-	}
-	if (f.prev_state == 'X' || f.prev_state == 'Z') {
+	case SCHED_SWITCH_OUT__EXITING:
 		st->exiting_switches++;
 		return 0;
+	case SCHED_SWITCH_OUT__WAITS:
+	default:
+		break;
 	}
 	if (!sample->callchain) {
 		st->no_callchain++;
