@@ -79,22 +79,9 @@ class StreamWriter(pd.Writer):
         self.data_len += len(rec)
 
     def finish(self):
-        p = self.p
-        feats = self._features(False)
-        order = sorted(feats)
-        table_off = self.data_off + self.data_len
-        fdata_off = table_off + 16 * len(order)
-        table, fdata = b'', b''
-        for fid in order:
-            table += p('QQ', fdata_off + len(fdata), len(feats[fid]))
-            fdata += feats[fid]
-        bitmap = [0, 0, 0, 0]
-        for fid in order:
-            bitmap[fid // 64] |= 1 << (fid % 64)
-        self.fp.write(table + fdata)
-        hdr = b'PERFILE2' + p('QQ', pd.HEADER_SIZE, pd.ATTR_SIZE + 16)
-        hdr += p('QQ', self.attrs_off, self.attrs_len) + p('QQ', self.data_off, self.data_len)
-        hdr += p('QQ', 0, 0) + b''.join(p('Q', w) for w in bitmap)
+        feats, hdr = self.tail(False, self.attrs_off, self.attrs_len, self.data_off,
+                               self.data_len)
+        self.fp.write(feats)
         self.fp.seek(0)
         self.fp.write(hdr)
         self.fp.close()

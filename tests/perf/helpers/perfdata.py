@@ -381,9 +381,18 @@ class Writer:
             pos += len(rec)
         data = b''.join(r for r, _ in self.recs)
 
+        feats, hdr = self.tail(clear_defer, attrs_off, len(attrs), data_off, len(data))
+        with open(path, 'wb') as fp:
+            fp.write(hdr + ids + attrs + data + feats)
+        return infos
+
+    def tail(self, clear_defer, attrs_off, attrs_len, data_off, data_len):
+        """(the feature sections, written right after the data, and the
+        file header) of a file whose attrs and data are where they say."""
+        p = self.p
         feats = self._features(clear_defer)
         order = sorted(feats)
-        table_off = data_off + len(data)
+        table_off = data_off + data_len
         fdata_off = table_off + 16 * len(order)
         table, fdata = b'', b''
         for fid in order:
@@ -395,13 +404,11 @@ class Writer:
 
         magic = b'PERFILE2' if not self.be else b'PERFILE2'[::-1]
         hdr = magic + p('QQ', HEADER_SIZE, ATTR_SIZE + 16)
-        hdr += p('QQ', attrs_off, len(attrs)) + p('QQ', data_off, len(data))
+        hdr += p('QQ', attrs_off, attrs_len) + p('QQ', data_off, data_len)
         hdr += p('QQ', 0, 0)                    # event_types: unused
         hdr += b''.join(p('Q', w) for w in bitmap)
         assert len(hdr) == HEADER_SIZE
-        with open(path, 'wb') as fp:
-            fp.write(hdr + ids + attrs + data + table + fdata)
-        return infos
+        return table + fdata, hdr
 
 
 # ---------------------------------------------------------------- reading
