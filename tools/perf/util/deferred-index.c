@@ -84,6 +84,12 @@ static void *index_array__add(struct index_array *a)
 	return (char *)a->entries + a->nr++ * a->size;
 }
 
+static void index_array__sort(struct index_array *a, int (*cmp)(const void *, const void *))
+{
+	if (a->nr)	/* qsort() may not be given a NULL array, even empty */
+		qsort(a->entries, a->nr, a->size, cmp);
+}
+
 static int index_record__cmp(const void *va, const void *vb)
 {
 	const struct index_record *a = va, *b = vb;
@@ -221,20 +227,22 @@ static int index__file(struct deferred_index *idx, u32 file, u64 start, u64 end)
 		}
 		while (off + sizeof(struct perf_event_header) <= (size_t)got) {
 			union perf_event *event = (void *)((char *)chunk + off);
-			u16 size = event->header.size;
+			struct perf_event_header header;
 
-			if (size < sizeof(struct perf_event_header)) {
+			/* a damaged size may leave the next header unaligned */
+			memcpy(&header, event, sizeof(header));
+			if (header.size < sizeof(struct perf_event_header)) {
 				err = -EINVAL;
 				break;
 			}
-			if (off + size > (size_t)got)
+			if (off + header.size > (size_t)got)
 				break;
 			/* only an aligned record is parsed: one that is not is damaged */
 			if (!(off % sizeof(u64)))
 				err = index__event(idx, event, file, pos + off);
 			if (err)
 				break;
-			off += size;
+			off += header.size;
 		}
 		if (!off)	/* a record bigger than a chunk, or cut by the end */
 			break;
@@ -293,9 +301,9 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 		deferred_index__delete(idx);
 		return NULL;
 	}
-	qsort(idx->records.entries, idx->records.nr, idx->records.size, index_record__cmp);
-	qsort(idx->bounds.entries, idx->bounds.nr, idx->bounds.size, index_event__cmp);
-	qsort(idx->maps.entries, idx->maps.nr, idx->maps.size, index_event__cmp);
+	index_array__sort(&idx->records, index_record__cmp);
+	index_array__sort(&idx->bounds, index_event__cmp);
+	index_array__sort(&idx->maps, index_event__cmp);
 	*records = idx->records.nr;
 	return idx;
 }
