@@ -141,8 +141,9 @@ check "live: -F folded --count=off-cpu: exit 0" eval "[ $? -eq 0 ] || { cat live
 $PY "$here/helpers/offcpu-check.py" workload live.out live.folded > live.check
 relay_checks "live" live.check
 grep '^SKIP' live.check | sed 's/^SKIP /SKIP - live: /'
-# --count=wall: on CPU (task-clock's periods) and off CPU side by side;
-# each thread's total is its wall time
+# --count=wall: on CPU (the runs between switches, split among the
+# task-clock samples) and off CPU side by side; each thread's total is its
+# wall time, the one that blocks thousands of times a second included
 "$PERF" record -q --off-cpu --call-graph=deferred -e task-clock -c 100000 -o wall.data -- \
 	./offcpu 1.5 "$top/build" > wall.out 2> wall.err
 check "perf record --off-cpu -e task-clock: exit 0" eval "[ $? -eq 0 ] || { cat wall.err; false; }"
@@ -151,7 +152,6 @@ check "--count=wall: says what it weighed" \
 	has wall.stitch.err 'sched:sched_switch samples \(off CPU\) and [1-9][0-9]* cpu-clock or task-clock samples \(on CPU\) exported.*\(ns on and off CPU\)'
 $PY "$here/helpers/offcpu-check.py" wall wall.out wall.folded > wall.check
 relay_checks "wall" wall.check
-grep '^SKIP' wall.check | sed 's/^SKIP /SKIP - wall: /'
 "$PERF" stitch -F speedscope --count=wall -i wall.data -o wall.json 2> /dev/null
 node "$here/helpers/speedscope-check.js" "$NODE_MODULES" wall.json > /dev/null 2> wall-ss.err
 check "--count=wall -F speedscope: valid, each thread's timeline in nanoseconds" \

@@ -359,8 +359,7 @@ record_check_set() {
 	# events) per task, task-clock beside it (--count=wall), and plain
 	# sched_switch system-wide (perf sched timehist reads it too); its I/O
 	# on virtiofs
-	record offcpu-task.data "--off-cpu --call-graph=deferred -e task-clock -c 100000 --sample-cpu -N" \
-		"$BIN/offcpu" 2 "$repo/build/vm"
+	record_offcpu_task
 	record offcpu-sysw.data "-a -e sched:sched_switch --call-graph=deferred -N" \
 		"$BIN/offcpu" 1 "$repo/build/vm"
 	# one event defers by its own term, the other samples without callchains
@@ -383,6 +382,11 @@ record_check_set() {
 record_threads_dir() {
 	record threads-dir.data "--threads --call-graph=deferred --sample-cpu -N -F 1000" \
 		"$BIN/threads" 8 1
+}
+
+record_offcpu_task() {
+	record offcpu-task.data "--off-cpu --call-graph=deferred -e task-clock -c 100000 --sample-cpu -N" \
+		"$BIN/offcpu" 2 "$repo/build/vm"
 }
 
 record_threads_set() {
@@ -410,7 +414,8 @@ check) record_check_set ;;
 bench) record_bench_set ;;
 top) top_check_set ;;
 threads) record_threads_set ;;
-*) say "unknown set '$SET' (check, bench, top, threads)"; exit 1 ;;
+offcpu) record_offcpu_task ;;
+*) say "unknown set '$SET' (check, bench, top, threads, offcpu)"; exit 1 ;;
 esac
 
 kill "$keeper" 2> /dev/null

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
+#include <linux/zalloc.h>
 
 #include "deferred-export-offcpu.h"
 #include "evsel.h"
@@ -27,20 +28,34 @@ static bool tid__equal(long key1, long key2, void *ctx __maybe_unused)
 int offcpu_switches__init(struct offcpu_switches *switches)
 {
 	switches->tasks = hashmap__new(tid__hash, tid__equal, NULL);
-	return IS_ERR(switches->tasks) ? PTR_ERR(switches->tasks) : 0;
+	if (IS_ERR(switches->tasks))
+		return PTR_ERR(switches->tasks);
+	switches->runs = hashmap__new(tid__hash, tid__equal, NULL);
+	if (IS_ERR(switches->runs)) {
+		hashmap__free(switches->tasks);
+		switches->tasks = NULL;
+		return PTR_ERR(switches->runs);
+	}
+	return 0;
 }
 
-void offcpu_switches__exit(struct offcpu_switches *switches)
+static void tasks__free(struct hashmap **map)
 {
 	struct hashmap_entry *cur;
 	size_t bkt;
 
-	if (IS_ERR_OR_NULL(switches->tasks))
+	if (IS_ERR_OR_NULL(*map))
 		return;
-	hashmap__for_each_entry(switches->tasks, cur, bkt)
+	hashmap__for_each_entry(*map, cur, bkt)
 		free(cur->pvalue);
-	hashmap__free(switches->tasks);
-	switches->tasks = NULL;
+	hashmap__free(*map);
+	*map = NULL;
+}
+
+void offcpu_switches__exit(struct offcpu_switches *switches)
+{
+	tasks__free(&switches->tasks);
+	tasks__free(&switches->runs);
 }
 
 int offcpu_switches__out(struct offcpu_switches *switches, int tid,
@@ -86,6 +101,42 @@ bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcp
 	*sw = *waiting;
 	free(waiting);
 	return true;
+}
+
+const struct offcpu_switch *offcpu_switches__waiting(struct offcpu_switches *switches, int tid)
+{
+	struct offcpu_switch *waiting;
+
+	return hashmap__find(switches->tasks, tid, &waiting) ? waiting : NULL;
+}
+
+struct oncpu_run *offcpu_switches__run(struct offcpu_switches *switches, int tid)
+{
+	struct oncpu_run *run;
+
+	if (hashmap__find(switches->runs, tid, &run))
+		return run;
+	run = zalloc(sizeof(*run));
+	if (run && hashmap__add(switches->runs, tid, run))
+		zfree(&run);
+	return run;
+}
+
+int offcpu_switches__drain_runs(struct offcpu_switches *switches,
+				int (*fn)(void *ctx, struct oncpu_run *run), void *ctx)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+	int err = 0;
+
+	hashmap__for_each_entry(switches->runs, cur, bkt) {
+		struct oncpu_run *run = cur->pvalue;
+
+		if (run->sampled && !err)
+			err = fn(ctx, run);
+		run->sampled = false;
+	}
+	return err;
 }
 
 static int offcpu_switch__cmp_time(const void *a, const void *b)

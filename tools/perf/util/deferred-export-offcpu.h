@@ -35,9 +35,26 @@ struct offcpu_switch {
 	u64	period_pos;
 };
 
-/* The switches whose task has not come back yet, by tid */
+/*
+ * --count=wall: a task's run on CPU, from the switch that let it in to the
+ * one that takes it out, split among the clock samples it took: each
+ * weighs from its start (the switch-in for the run's first) to the next
+ * sample or the switch-out.  The clock's periods would say less on a busy
+ * machine: a timer that fires late drops the periods it missed (the
+ * kernel's perf_swevent_hrtimer() forwards over them), a run shorter than
+ * a period may take no sample at all.
+ */
+struct oncpu_run {
+	u64			since;		/* its switch-in */
+	bool			running;	/* since is known */
+	bool			sampled;	/* sample waits to be weighed */
+	struct offcpu_switch	sample;		/* time: the start of what it weighs */
+};
+
+/* The switches whose task has not come back yet, by tid; the runs on CPU */
 struct offcpu_switches {
 	struct hashmap	*tasks;
+	struct hashmap	*runs;
 };
 
 int offcpu_switches__init(struct offcpu_switches *switches);
@@ -63,6 +80,14 @@ bool offcpu_switches__in(struct offcpu_switches *switches, int tid, struct offcp
  */
 int offcpu_switches__drain(struct offcpu_switches *switches,
 			   int (*fn)(void *ctx, const struct offcpu_switch *sw), void *ctx);
+
+/* The switch of @tid waiting for it to come back, or NULL */
+const struct offcpu_switch *offcpu_switches__waiting(struct offcpu_switches *switches, int tid);
+/* @tid's run on CPU, added not running: NULL when out of memory */
+struct oncpu_run *offcpu_switches__run(struct offcpu_switches *switches, int tid);
+/* Each run with a sample waiting, to @fn; stops at the first non-zero return */
+int offcpu_switches__drain_runs(struct offcpu_switches *switches,
+				int (*fn)(void *ctx, struct oncpu_run *run), void *ctx);
 
 /* sched:sched_switch, whose samples carry prev_pid, prev_state and next_pid */
 bool evsel__is_sched_switch(struct evsel *evsel);

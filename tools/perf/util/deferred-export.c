@@ -519,6 +519,7 @@ struct export_reader {
 	/* --count=off-cpu: the switches waiting for their task, the last time */
 	struct offcpu_switches		offcpu;
 	u64				end_time;
+	int				switch_records;	/* --count=wall: -1 not known yet */
 	int				err;
 };
 
@@ -1134,7 +1135,7 @@ static int reader__pprof_add(struct export_reader *rd, const struct export_pprof
 		return err;
 	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, key);
 	if (slot->id1) {
-		es->pprof[slot->id1 - 1].samples++;
+		es->pprof[slot->id1 - 1].samples += key->samples;
 		es->pprof[slot->id1 - 1].weight += key->weight;
 		return 0;
 	}
@@ -1380,33 +1381,32 @@ static int reader__offcpu_stack(struct export_reader *rd, const struct offcpu_sw
 	return reader__intern_stack(rd, stack);
 }
 
-/* @sw's task was out for @ns: a sample of that weight */
-static int reader__offcpu_weigh(struct export_reader *rd, const struct offcpu_switch *sw,
-				u64 ns, bool open)
+/*
+ * @ns on @stack, of @sw's thread: a sample when @sample, else weight alone
+ * (a run on CPU that took no clock sample)
+ */
+static int reader__weigh(struct export_reader *rd, const struct offcpu_switch *sw,
+			 u32 stack, u64 ns, bool sample)
 {
 	struct export_pprof_sample key = {
-		.thread = sw->thread, .comm = sw->comm, .status = sw->status,
-		.samples = 1, .weight = ns,
+		.stack = stack, .thread = sw->thread, .comm = sw->comm, .status = sw->status,
+		.samples = sample, .weight = ns,
 	};
 	struct export_stacks *es = &rd->es;
-	u32 stack;
-	int err = reader__offcpu_stack(rd, sw, open, &stack);
+	int err;
 
-	if (err)
-		return err;
-	if (rd->opts->format == DEFERRED_EXPORT__FOLDED) {
+	if (rd->opts->format == DEFERRED_EXPORT__FOLDED)
 		err = reader__count(rd, sw->root, stack, ns);
-	} else if (rd->opts->format == DEFERRED_EXPORT__PPROF) {
-		key.stack = stack;
+	else if (rd->opts->format == DEFERRED_EXPORT__PPROF)
 		err = reader__pprof_add(rd, &key);
-	} else {
+	else
 		err = reader__run_add(rd, sw->thread, stack, ns);
-	}
 	if (err)
 		return err;
-	rd->stats->exported++;
 	rd->stats->weight += ns;
-	rd->stats->open_switches += open;
+	if (!sample)
+		return 0;
+	rd->stats->exported++;
 	reader__count_status(rd, sw->status);
 	if (!es->weighed || sw->time < es->first_time)
 		es->first_time = sw->time;
@@ -1417,11 +1417,144 @@ static int reader__offcpu_weigh(struct export_reader *rd, const struct offcpu_sw
 	return 0;
 }
 
+/* @sw's task was out for @ns: a sample of that weight */
+static int reader__offcpu_weigh(struct export_reader *rd, const struct offcpu_switch *sw,
+				u64 ns, bool open)
+{
+	u32 stack;
+	int err = reader__offcpu_stack(rd, sw, open, &stack);
+
+	if (!err)
+		err = reader__weigh(rd, sw, stack, ns, /*sample=*/true);
+	if (!err)
+		rd->stats->open_switches += open;
+	return err;
+}
+
 static int reader__offcpu_open(void *ctx, const struct offcpu_switch *sw)
 {
 	struct export_reader *rd = ctx;
 
 	return reader__offcpu_weigh(rd, sw, rd->end_time - sw->time, /*open=*/true);
+}
+
+/* ---- --count=wall: each run on CPU split among its clock samples ---- */
+
+/*
+ * A run ends where the task's time off CPU starts: at its switch-out
+ * record when the recording has them (perf record --switch-events, which
+ * --off-cpu without BPF turns on), else at the sched_switch sample.
+ */
+static bool reader__switch_records(struct export_reader *rd)
+{
+	struct evsel *evsel;
+
+	if (rd->switch_records < 0) {
+		rd->switch_records = 0;
+		evlist__for_each_entry(rd->session->evlist, evsel)
+			rd->switch_records |= evsel->core.attr.context_switch;
+	}
+	return rd->switch_records;
+}
+
+/* @run's waiting sample weighs up to @time */
+static int reader__wall_weigh(struct export_reader *rd, struct oncpu_run *run, u64 time)
+{
+	run->sampled = false;
+	return reader__weigh(rd, &run->sample, run->sample.stack,
+			     time > run->sample.time ? time - run->sample.time : 0,
+			     /*sample=*/true);
+}
+
+static int reader__wall_drain(void *ctx, struct oncpu_run *run)
+{
+	struct export_reader *rd = ctx;
+
+	return reader__wall_weigh(rd, run, rd->end_time);
+}
+
+/* @tid switched in at @time */
+static int reader__wall_in(struct export_reader *rd, int tid, u64 time)
+{
+	struct oncpu_run *run;
+
+	if (!rd->opts->wall || tid <= 0)
+		return 0;
+	run = offcpu_switches__run(&rd->offcpu, tid);
+	if (!run)
+		return -ENOMEM;
+	if (run->running)	/* its sample and its record both say it */
+		return 0;
+	run->running = true;
+	run->since = time;
+	return 0;
+}
+
+/*
+ * @tid switched out at @time: its waiting sample weighs up to here; a run
+ * that took none weighs on @sw's stack, the one it left the CPU with.
+ */
+static int reader__wall_out(struct export_reader *rd, int tid, u64 time,
+			    const struct offcpu_switch *sw)
+{
+	struct oncpu_run *run;
+	int err = 0;
+
+	if (!rd->opts->wall || tid <= 0)
+		return 0;
+	run = offcpu_switches__run(&rd->offcpu, tid);
+	if (!run)
+		return -ENOMEM;
+	if (run->sampled) {
+		err = reader__wall_weigh(rd, run, time);
+	} else if (run->running && sw && time > run->since) {
+		err = reader__weigh(rd, sw, sw->stack, time - run->since, /*sample=*/false);
+		rd->stats->unsampled_runs++;
+	}
+	run->running = false;
+	return err;
+}
+
+/*
+ * A clock sample of a task on CPU: the one waiting weighs up to it, and
+ * it waits, from its run's switch-in when it is the run's first (from its
+ * period before it when the switch-in is not in the recording).
+ */
+static int reader__wall_sample(struct export_reader *rd, struct thread *thread,
+			       struct perf_sample *sample, u32 stack)
+{
+	struct oncpu_run *run = offcpu_switches__run(&rd->offcpu, sample->tid);
+	struct offcpu_switch *sw;
+	u64 period = sample->period;
+	int err = 0;
+
+	if (!run)
+		return -ENOMEM;
+	sw = &run->sample;
+	if (run->sampled) {
+		err = reader__wall_weigh(rd, run, sample->time);
+		sw->time = sample->time;
+	} else if (run->running) {
+		sw->time = run->since;
+	} else {
+		sw->time = sample->time - min(period, sample->time);
+		run->running = true;
+	}
+	if (err)
+		return err;
+	sw->stack = stack;
+	sw->status = reader__status(rd, sample);
+	if (rd->opts->format == DEFERRED_EXPORT__FOLDED)
+		err = reader__root(rd, thread, sample, &sw->root);
+	else
+		err = reader__thread(rd, thread, sample, &sw->thread);
+	if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF)
+		err = reader__comm(rd, thread, &sw->comm);
+	if (err)
+		return err;
+	run->sampled = true;
+	rd->stats->on_cpu++;
+	return 0;
 }
 
 /*
@@ -1437,6 +1570,7 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 	struct offcpu_switch sw = { .time = sample->time }, back;
 	struct sched_switch_fields f;
 	struct addr_location al;
+	bool ends_run;
 	int err;
 
 	if (!rd->evsel) {
@@ -1454,27 +1588,32 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		if (err)
 			return err;
 	}
+	err = reader__wall_in(rd, f.next_pid, sample->time);
+	if (err)
+		return err;
+	/* with switch records, the task's run ends at its own (reader__context_switch()) */
+	ends_run = rd->opts->wall && !reader__switch_records(rd);
 	switch (sched_switch__out(&f)) {
 	case SCHED_SWITCH_OUT__IDLE:
 		st->idle_switches++;
 		return 0;
 	case SCHED_SWITCH_OUT__EXITING:
 		st->exiting_switches++;
-		return 0;
+		return ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 	case SCHED_SWITCH_OUT__WAITS:
 	default:
 		break;
 	}
 	if (!sample->callchain) {
 		st->no_callchain++;
-		return 0;
+		return ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 	}
 	if (!reader__sample_thread(rd, sample, machine, &al))
-		return 0;
+		return ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 	err = reader__stack(rd, &al, sample, machine, &sw.stack);
 	if (err > 0) {
 		st->no_callchain++;
-		err = 0;
+		err = ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 		goto out;
 	}
 	sw.state = f.prev_state;
@@ -1485,6 +1624,8 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		err = reader__thread(rd, al.thread, sample, &sw.thread);
 	if (!err && rd->opts->format == DEFERRED_EXPORT__PPROF)
 		err = reader__comm(rd, al.thread, &sw.comm);
+	if (!err && ends_run)
+		err = reader__wall_out(rd, f.prev_pid, sample->time, &sw);
 	if (!err)
 		err = offcpu_switches__out(&rd->offcpu, f.prev_pid, &sw, NULL);
 	if (err > 0) {
@@ -1514,15 +1655,24 @@ static int reader__context_switch(const struct perf_tool *tool, union perf_event
 
 	if (sample->time != (u64)-1 && sample->time > rd->end_time)
 		rd->end_time = sample->time;
-	if (event->header.misc & PERF_RECORD_MISC_SWITCH_OUT)
+	if (rd->err)
+		return perf_event__process_switch(tool, event, sample, machine);
+	if (event->header.misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		offcpu_switches__switched_out(&rd->offcpu, sample->tid, sample->time);
-	else if (!rd->err && offcpu_switches__in(&rd->offcpu, sample->tid, &back)) {
-		err = reader__offcpu_weigh(rd, &back, sample->time - back.time, /*open=*/false);
-		if (err) {
-			rd->err = err;
-			session_done = 1;
-			return 0;
-		}
+		err = reader__wall_out(rd, sample->tid, sample->time,
+				       offcpu_switches__waiting(&rd->offcpu, sample->tid));
+	} else {
+		err = 0;
+		if (offcpu_switches__in(&rd->offcpu, sample->tid, &back))
+			err = reader__offcpu_weigh(rd, &back, sample->time - back.time,
+						   /*open=*/false);
+		if (!err)
+			err = reader__wall_in(rd, sample->tid, sample->time);
+	}
+	if (err) {
+		rd->err = err;
+		session_done = 1;
+		return 0;
 	}
 	return perf_event__process_switch(tool, event, sample, machine);
 }
@@ -1590,6 +1740,14 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 		rd->stats->no_callchain++;
 		return 0;
 	}
+	if (!err && rd->opts->wall) {
+		/* weighed by its run on CPU, when the next sample or the switch-out comes */
+		err = reader__wall_sample(rd, al.thread, sample, stack);
+		addr_location__exit(&al);
+		if (err)
+			rd->err = err;
+		return err;
+	}
 	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED) {
 		err = reader__root(rd, al.thread, sample, &root);
 		if (!err)
@@ -1612,9 +1770,7 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 		rd->es.last_time = sample->time;
 	rd->es.weighed++;
 	rd->es.weighed_ns += evsel__period_is_ns(evsel);
-	if (rd->opts->wall)
-		rd->stats->on_cpu++;
-	else if (evsel != rd->evsel)
+	if (evsel != rd->evsel)
 		rd->stats->unfiltered++;
 	reader__count_status(rd, reader__status(rd, sample));
 	return 0;
@@ -1703,6 +1859,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	stats->off_cpu = opts->off_cpu;
 	stats->wall = opts->wall;
 	rd.es.opts = opts;
+	rd.switch_records = -1;
 	if (opts->off_cpu) {
 		err = offcpu_switches__init(&rd.offcpu);
 		if (err)
@@ -1791,7 +1948,8 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	}
 	/* the tasks still out at the end: out until the last sample */
 	if (opts->off_cpu) {
-		err = offcpu_switches__drain(&rd.offcpu, reader__offcpu_open, &rd);
+		err = offcpu_switches__drain(&rd.offcpu, reader__offcpu_open, &rd) ?:
+		      offcpu_switches__drain_runs(&rd.offcpu, reader__wall_drain, &rd);
 		if (err) {
 			pr_err("perf stitch -F %s: not enough memory\n", what);
 			goto out;
@@ -1874,6 +2032,9 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 	if (st->open_switches)
 		fprintf(fp, "; %" PRIu64 " tasks still off-CPU at the end, weighed to the last sample",
 			st->open_switches);
+	if (st->unsampled_runs)
+		fprintf(fp, "; %" PRIu64 " runs on CPU without a clock sample, weighed on the stack they switched out with",
+			st->unsampled_runs);
 	if (st->idle_switches || st->exiting_switches)
 		fprintf(fp, "; %" PRIu64 " switches of the idle task and %" PRIu64
 			" of exiting tasks left out", st->idle_switches, st->exiting_switches);

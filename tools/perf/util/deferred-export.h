@@ -48,8 +48,9 @@ struct deferred_export_opts {
 	 */
 	bool				off_cpu;
 	/*
-	 * with off_cpu: cpu-clock and task-clock samples too, by their
-	 * period: each thread's time on CPU and off it, its wall clock
+	 * with off_cpu: cpu-clock and task-clock samples too, each weighing
+	 * its share of its thread's run on CPU (the switches say how long):
+	 * each thread's time on CPU and off it, its wall clock
 	 */
 	bool				wall;
 	unsigned int			max_stack;
@@ -70,6 +71,7 @@ struct deferred_export_stats {
 	bool	off_cpu;		/* the weights are ns off-CPU (--count=off-cpu) */
 	bool	wall;			/* and ns on CPU (--count=wall) */
 	u64	on_cpu;			/* --count=wall: the clock samples exported */
+	u64	unsampled_runs;		/* runs on CPU without one: on their switch's stack */
 	/* --count=off-cpu: switches left out, and those weighed to the end */
 	u64	idle_switches;		/* switching out the idle task */
 	u64	exiting_switches;	/* of a task that exits (prev_state X, Z) */
