@@ -114,7 +114,7 @@ peak() { sed -nE 's/.*deferred callchains: peak ([0-9]+) samples.*/\1/p' "$1"; }
 "$PERF" script -v -i pipe-as-file.data > as-file.script 2> as-file.err
 "$PERF" script -v -i - < "$corpus/blocker-pipe.data" > as-pipe.script 2> as-pipe.err
 check "blocker-pipe as a file: perf script as from the pipe" same as-file.script as-pipe.script
-check "blocker-pipe as a file: the records read ahead ($(sed -nE 's/.*: ([0-9]+) samples stitched with their record read ahead/\1/p' as-file.err) of $(summary_count as-file.err 'deferred samples'))" \
+check "blocker-pipe as a file: the records read ahead ($(sed -nE 's/.*: ([0-9]+) samples stitched with their record read ahead.*/\1/p' as-file.err) of $(summary_count as-file.err 'deferred samples'))" \
 	has as-file.err ': [1-9][0-9]* samples stitched with their record read ahead'
 check "blocker-pipe as a file: at most a hundredth of the pipe's samples wait at once ($(peak as-file.err) against $(peak as-pipe.err))" \
 	[ "$(($(peak as-file.err) * 100))" -le "$(peak as-pipe.err)" ]

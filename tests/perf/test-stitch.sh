@@ -210,6 +210,25 @@ check "--stitch-max-mem 12X: rejected" [ $? -ne 0 ]
 "$PERF" script -i d1.data --stitch-window 0 > /dev/null 2> opt.err
 check "--stitch-window 0: rejected" [ $? -ne 0 ]
 
+# ------------------------------------------------------------ blocked to the end
+# A thread blocked until the recording ends (bench/gen-scale.py, 8 CPUs
+# for 1 s, the first server thread blocked 2 s from the start): its
+# record is not in the file, so its sample is the "stream ended" orphan at
+# once instead of holding every later sample; as the order-free oracle
+# says, in every reading mode
+/usr/bin/python3 "$top/bench/gen-scale.py" blocked.data --cpus 8 --seconds 1 --block-max 2 \
+	--blockers 16 > /dev/null
+PERF=$PERF OUT=$tmp/blocked-oracle "$here/helpers/oracle-check.sh" blocked.data blocked \
+	> blocked.oracle 2>&1
+relay_results blocked.oracle
+"$PERF" script -v -i blocked.data > /dev/null 2> blocked.err
+nended=$(sed -nE 's/.*orphans \(stream ended ([0-9]+)\).*/\1/p' blocked.err | head -1)
+check "blocked to the end: stream ended orphans (${nended:-0})" gt "${nended:-0}" 0
+check "blocked to the end: each is one at once, without a record in the rest of the file" \
+	has blocked.err " ${nended:-x} without a record in the rest of the file"
+check "blocked to the end: nothing waits behind them (peak $(sed -nE 's/.*peak ([0-9]+) samples.*/\1/p' blocked.err))" \
+	has blocked.err 'deferred callchains: peak [01] samples'
+
 # ------------------------------------------------------------ timestamp order
 deferred mixed.data --share 4 --late-every 3 --record-pos before --record-cpu-shift 1 --dup-every 4 --drop-every 9 --lost
 script mixed.data -F time

@@ -1260,6 +1260,27 @@ static struct record *record_new(struct unwind_stitcher *st,
 	return rec;
 }
 
+/*
+ * No record of @in's kernel entry in the rest of the stream, nor a later
+ * one of its task, nor its exit or exec: what finish() would say of it,
+ * said now.  A record already in (a late sample) still joins it.
+ */
+static int sample_without_record(struct unwind_stitcher *st,
+				 const struct unwind_stitcher_sample *in)
+{
+	struct task *t = task_find(st, in->tid);
+	struct slot *sl = t ? slot_find(st, t, in->cookie, in->pid, in->time, false) : NULL;
+	struct sample *s;
+
+	if (sl && sl->record)
+		return unwind_stitcher__add_sample(st, in);
+	s = sample_new(st, in);
+	if (!s)
+		return -ENOMEM;
+	resolve(st, s, UNWIND_STITCH_ORPHAN, UNWIND_ORPHAN_STREAM_ENDED, NULL);
+	return settle(st, 0);
+}
+
 int unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
 				      const struct unwind_stitcher_sample *in,
 				      const struct unwind_stitcher_record *ahead)
@@ -1269,12 +1290,14 @@ int unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
 	struct slot *sl;
 	size_t nr, dropped;
 
-	if (!st || !in || !ahead)
+	if (!st || !in)
 		return -EINVAL;
-	if (!sample_valid(in) || !record_valid(ahead))
+	if (!sample_valid(in) || (ahead && !record_valid(ahead)))
 		return invalid(st);
+	if (!ahead && st->opts.sorted && in->cookie)
+		return sample_without_record(st, in);
 	/* only what the promise can settle at once; the rest waits as usual */
-	if (!st->opts.sorted || !in->cookie || ahead->cookie != in->cookie ||
+	if (!ahead || !st->opts.sorted || !in->cookie || ahead->cookie != in->cookie ||
 	    ahead->tid != in->tid || ahead->pid != in->pid || ahead->time < in->time)
 		return unwind_stitcher__add_sample(st, in);
 

@@ -120,6 +120,7 @@ struct deferred_callchain {
 	struct deferred_index		*index;
 	bool				index_tried;
 	u64				nr_ahead;
+	u64				nr_no_record;	/* none in the rest of the file */
 	/* first error of a delivery from inside the engine */
 	int				err;
 	/* counted whether stitching or not */
@@ -889,8 +890,19 @@ static int deferred__sample_ahead(struct deferred_callchain *dc, const struct pe
 		if (dc->index)
 			pr_debug("deferred callchains: %" PRIu64 " records indexed\n", records);
 	}
-	if (!dc->index || deferred_index__find(dc->index, sample, in->cookie, &rec))
+	if (!dc->index)
 		return 0;
+	err = deferred_index__find(dc->index, sample, in->cookie, &rec);
+	if (err == -ENODATA) {
+		err = unwind_stitcher__add_sample_ahead(dc->st, in, NULL);
+		if (!err)
+			dc->nr_no_record++;
+		return err ?: 1;
+	}
+	if (err == -ENOENT)
+		return 0;
+	if (err)
+		return err;
 	ahead = (struct unwind_stitcher_record){
 		.sz	= sizeof(ahead),
 		.pid	= rec.pid,
@@ -1252,8 +1264,8 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 		unwind_stitcher__delete(dc->st);
 	}
 	if (dc->index)
-		pr_debug("deferred callchains: %" PRIu64 " samples stitched with their record read ahead\n",
-			 dc->nr_ahead);
+		pr_debug("deferred callchains: %" PRIu64 " samples stitched with their record read ahead, %" PRIu64 " without a record in the rest of the file\n",
+			 dc->nr_ahead, dc->nr_no_record);
 	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
 	free(dc->chain);

@@ -11,14 +11,21 @@
  * The engine still gets the record in its place, so what it counts is
  * what it counts without the index.
  *
- * Kept per record: its ids, time and place (40 bytes, not its stack); per
- * task its execs and exits, per process the times of its new mappings.
+ * Kept per record: a hash of its ids and its place (12 bytes; its ids,
+ * time and stack are read back from the file, which also tells a record
+ * from another of the same hash); per task the time of its last record,
+ * its execs and exits; per process the times of its new mappings.  A
+ * record in a 1 GiB file of 64 CPUs' samples takes about 236 bytes there:
+ * the index is 5% of what perf maps of the file.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/err.h>
+#include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <perf/event.h>
@@ -29,6 +36,7 @@
 #include "deferred-index.h"
 #include "event.h"
 #include "evlist.h"
+#include "hashmap.h"
 #include "header.h"
 #include "sample.h"
 #include "session.h"
@@ -36,17 +44,13 @@
 /* read in chunks of this size, whole records at a time */
 #define INDEX_CHUNK	(4U << 20)
 
+/* A record: where it is (file << 48 | offset), the hash of its (tid, cookie) */
 struct index_record {
-	u64	cookie;
-	u64	time;
-	u64	offset;
-	u32	tid;
-	u32	pid;
-	u32	cpu;
-	u32	file;
-};
+	u64	pos;
+	u32	hash;
+} __packed;
 
-/* a time of a task (exec, exit) or of a process (a new mapping) */
+#define INDEX_OFFSET_BITS	48
 struct index_event {
 	u64	time;
 	u32	id;
@@ -61,7 +65,8 @@ struct index_array {
 
 struct deferred_index {
 	struct perf_session	*session;
-	struct index_array	records;	/* struct index_record */
+	struct index_array	records;	/* struct index_record, by hash */
+	struct hashmap		*last_record;	/* tid -> the time of its last record */
 	struct index_array	bounds;		/* execs and exits, by tid */
 	struct index_array	maps;		/* user mappings, by pid */
 	int			*fds;		/* per file: the header file, then a directory's */
@@ -94,13 +99,36 @@ static int index_record__cmp(const void *va, const void *vb)
 {
 	const struct index_record *a = va, *b = vb;
 
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->cookie != b->cookie)
-		return a->cookie < b->cookie ? -1 : 1;
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
+	if (a->hash != b->hash)
+		return a->hash < b->hash ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
 	return 0;
+}
+
+static u32 record__hash(u32 tid, u64 cookie)
+{
+	return hash_64(cookie ^ hash_64(tid, 64), 32);
+}
+
+static size_t tid__hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool tid__equal(long key1, long key2, void *ctx __maybe_unused)
+{
+	return key1 == key2;
+}
+
+/* @tid wrote a record at @time */
+static int index__last_record(struct deferred_index *idx, u32 tid, u64 time)
+{
+	u64 last;
+
+	if (hashmap__find(idx->last_record, tid, &last) && last >= time)
+		return 0;
+	return hashmap__insert(idx->last_record, tid, time, HASHMAP_SET, NULL, NULL);
 }
 
 static int index_event__cmp(const void *va, const void *vb)
@@ -177,20 +205,18 @@ static int index__event(struct deferred_index *idx, union perf_event *event, u32
 	case PERF_RECORD_CALLCHAIN_DEFERRED:
 		if (!event->callchain_deferred.cookie)
 			break;
+		if (offset >> INDEX_OFFSET_BITS || file >> (64 - INDEX_OFFSET_BITS)) {
+			err = -EFBIG;
+			break;
+		}
 		rec = index_array__add(&idx->records);
 		if (!rec) {
 			err = -ENOMEM;
 			break;
 		}
-		*rec = (struct index_record){
-			.cookie	= event->callchain_deferred.cookie,
-			.time	= sample.time,
-			.offset	= offset,
-			.tid	= sample.tid,
-			.pid	= sample.pid,
-			.cpu	= sample.cpu,
-			.file	= file,
-		};
+		rec->pos = (u64)file << INDEX_OFFSET_BITS | offset;
+		rec->hash = record__hash(sample.tid, event->callchain_deferred.cookie);
+		err = index__last_record(idx, sample.tid, sample.time);
 		break;
 	case PERF_RECORD_EXIT:
 		err = index_event__add(&idx->bounds, event->fork.tid, sample.time);
@@ -293,6 +319,11 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 	if (!idx)
 		return NULL;
 	idx->session = session;
+	idx->last_record = hashmap__new(tid__hash, tid__equal, NULL);
+	if (IS_ERR(idx->last_record)) {
+		free(idx);
+		return NULL;
+	}
 	idx->records.size = sizeof(struct index_record);
 	idx->bounds.size = sizeof(struct index_event);
 	idx->maps.size = sizeof(struct index_event);
@@ -313,32 +344,12 @@ void deferred_index__delete(struct deferred_index *idx)
 	if (!idx)
 		return;
 	free(idx->records.entries);
+	hashmap__free(idx->last_record);
 	free(idx->bounds.entries);
 	free(idx->maps.entries);
 	free(idx->fds);
 	free(idx->buf);
 	free(idx);
-}
-
-/* The first record of (@tid, @cookie) written at or after @time. */
-static const struct index_record *index__record(const struct deferred_index *idx, u32 tid,
-						u64 cookie, u64 time)
-{
-	const struct index_record *r = idx->records.entries;
-	size_t lo = 0, hi = idx->records.nr;
-	struct index_record key = { .tid = tid, .cookie = cookie, .time = time };
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (index_record__cmp(&r[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == idx->records.nr || r[lo].tid != tid || r[lo].cookie != cookie)
-		return NULL;
-	return &r[lo];
 }
 
 /* An event of @id in [@from, @to]? */
@@ -359,15 +370,17 @@ static bool index__event_between(const struct index_array *a, u32 id, u64 from, 
 	return lo < a->nr && e[lo].id == id && e[lo].time <= to;
 }
 
-/* The record at @r's place, checked to be the one indexed. */
-static int index__read(struct deferred_index *idx, const struct index_record *r,
-		       struct deferred_index_record *rec)
+/* The record at @pos, its ids parsed into @rec; -EIO when it is not a record */
+static int index__read(struct deferred_index *idx, u64 pos, struct deferred_index_record *rec)
 {
-	struct perf_event_header header;
+	u64 offset = pos & ((1ULL << INDEX_OFFSET_BITS) - 1);
+	int fd = idx->fds[pos >> INDEX_OFFSET_BITS];
 	struct perf_record_callchain_deferred *cd;
-	int fd = idx->fds[r->file];
+	struct perf_event_header header;
+	struct perf_sample sample;
+	int err = 0;
 
-	if (pread(fd, &header, sizeof(header), r->offset) != sizeof(header) ||
+	if (pread(fd, &header, sizeof(header), offset) != sizeof(header) ||
 	    header.type != PERF_RECORD_CALLCHAIN_DEFERRED || header.size < sizeof(*cd))
 		return -EIO;
 	if (idx->buf_size < header.size) {
@@ -378,31 +391,75 @@ static int index__read(struct deferred_index *idx, const struct index_record *r,
 		idx->buf = buf;
 		idx->buf_size = header.size;
 	}
-	if (pread(fd, idx->buf, header.size, r->offset) != header.size)
+	if (pread(fd, idx->buf, header.size, offset) != header.size)
 		return -EIO;
 	cd = (void *)idx->buf;
-	if (cd->cookie != r->cookie || cd->nr > (header.size - sizeof(*cd)) / sizeof(u64))
+	if (cd->nr > (header.size - sizeof(*cd)) / sizeof(u64))
 		return -EIO;
+	perf_sample__init(&sample, /*all=*/false);
+	if (evlist__parse_sample(idx->session->evlist, (union perf_event *)cd, &sample))
+		err = -EIO;
 	*rec = (struct deferred_index_record){
-		.pid	= r->pid,
-		.tid	= r->tid,
-		.cpu	= r->cpu,
-		.time	= r->time,
-		.cookie	= r->cookie,
+		.pid	= sample.pid,
+		.tid	= sample.tid,
+		.cpu	= sample.cpu,
+		.time	= sample.time,
+		.cookie	= cd->cookie,
 		.ips	= (const u64 *)cd->ips,
 		.nr	= cd->nr,
 	};
-	return 0;
+	perf_sample__exit(&sample);
+	return err;
 }
 
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec)
 {
-	const struct index_record *r = index__record(idx, sample->tid, cookie, sample->time);
+	const struct index_record *r = idx->records.entries;
+	struct index_record key = { .hash = record__hash(sample->tid, cookie) };
+	size_t lo = 0, hi = idx->records.nr, i;
+	u64 best_pos = 0, best_time = ULLONG_MAX, last;
+	bool any = false, read_best = false;
+	int err;
 
-	if (!r || r->pid != sample->pid ||
-	    index__event_between(&idx->bounds, sample->tid, sample->time, r->time) ||
-	    index__event_between(&idx->maps, sample->pid, sample->time, r->time))
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (index_record__cmp(&r[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the first of (@tid, @cookie) written at or after the sample; a hash is not the ids */
+	for (i = lo; i < idx->records.nr && r[i].hash == key.hash; i++) {
+		err = index__read(idx, r[i].pos, rec);
+		if (err == -ENOMEM)
+			return err;
+		read_best = false;
+		if (err || rec->tid != sample->tid || rec->cookie != cookie)
+			continue;
+		any = true;
+		read_best = rec->time >= sample->time && rec->time < best_time;
+		if (read_best) {
+			best_time = rec->time;
+			best_pos = r[i].pos;
+		}
+	}
+	if (best_time == ULLONG_MAX) {
+		/* none in the rest of the file, and nothing that would say why */
+		if (!any && !index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX) &&
+		    (!hashmap__find(idx->last_record, sample->tid, &last) || last <= sample->time))
+			return -ENODATA;
 		return -ENOENT;
-	return index__read(idx, r, rec);
+	}
+	if (!read_best) {
+		err = index__read(idx, best_pos, rec);
+		if (err)
+			return err;
+	}
+	if (rec->pid != sample->pid ||
+	    index__event_between(&idx->bounds, sample->tid, sample->time, rec->time) ||
+	    index__event_between(&idx->maps, sample->pid, sample->time, rec->time))
+		return -ENOENT;
+	return 0;
 }

@@ -44,8 +44,10 @@ void deferred_index__delete(struct deferred_index *idx);
  * @sample's record (with @cookie), if it was written after the sample and
  * nothing between the two changes the answer (the same pid, no exec or
  * exit of the task, no new mapping of its process): read from the file
- * into @rec.  0, or -ENOENT to let the sample wait for its record, or
- * another -errno when the file cannot be read.
+ * into @rec.  0; -ENODATA when the rest of the file has no record for it,
+ * nor a later one of its task, nor its exit or exec (its task blocked
+ * until the recording ended: an orphan now, as at the end); -ENOENT to let
+ * the sample wait for its record; -ENOMEM.
  */
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec);

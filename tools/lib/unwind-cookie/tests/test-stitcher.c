@@ -1009,6 +1009,67 @@ START_TEST(test_sample_ahead)
 END_TEST
 
 /* What the promise cannot settle at once is taken as add_sample() takes it. */
+static int sample_no_record(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
+			    uint64_t time, uint64_t cookie)
+{
+	struct unwind_stitcher_sample s = {
+		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
+		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
+		.payload = (void *)(intptr_t)id,
+	};
+
+	return unwind_stitcher__add_sample_ahead(st, &s, NULL);
+}
+
+/*
+ * No record in the rest of the stream (a task blocked until the end): the
+ * orphan finish() makes of a waiting sample, at once, nothing held behind
+ * it; a late sample whose record is already in still joins it.
+ */
+START_TEST(test_sample_without_record)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	struct unwind_stitcher_stats a, w;
+
+	ck_assert_int_eq(sample_no_record(st, 1, 10, 11, 1000, C1), 0);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_orphan(&outs[0], UNWIND_ORPHAN_STREAM_ENDED);
+	sample(st, 2, 20, 21, 1001, 0);
+	ck_assert_uint_eq(nr_outs, 2);		/* nothing waits behind it */
+	record(st, 30, 31, 5, 1002, C2, U2, 2);
+	ck_assert_int_eq(sample_no_record(st, 3, 30, 31, 1003, C2), 0);
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_stitched(&outs[2], U2, 2);
+	ck_assert(outs[2].late);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_reconciled(st);
+	a = stats_of(st);
+	unwind_stitcher__delete(st);
+
+	/* the same input, the first sample waiting: the same answer, at the end */
+	nr_outs = 0;
+	st = new_sorted_stitcher();
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 20, 21, 1001, 0);
+	ck_assert_uint_eq(nr_outs, 0);
+	record(st, 30, 31, 5, 1002, C2, U2, 2);
+	sample(st, 3, 30, 31, 1003, C2);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_orphan(&outs[0], UNWIND_ORPHAN_STREAM_ENDED);
+	assert_stitched(&outs[2], U2, 2);
+	w = stats_of(st);
+	unwind_stitcher__delete(st);
+	ck_assert_uint_eq(a.orphans[UNWIND_ORPHAN_STREAM_ENDED], 1);
+	ck_assert_mem_eq(a.orphans, w.orphans, sizeof(a.orphans));
+	ck_assert_uint_eq(a.stitched, w.stitched);
+	ck_assert_uint_eq(a.late_samples, w.late_samples);
+	ck_assert_uint_eq(w.peak_pending_samples, 3);
+	ck_assert_uint_eq(a.peak_pending_samples, 1);
+}
+END_TEST
+
 START_TEST(test_sample_ahead_falls_back)
 {
 	struct unwind_stitcher *st = new_sorted_stitcher();
@@ -1325,6 +1386,7 @@ int main(void)
 	tcase_add_test(tc, test_sorted_input);
 	tcase_add_test(tc, test_sample_ahead);
 	tcase_add_test(tc, test_sample_ahead_falls_back);
+	tcase_add_test(tc, test_sample_without_record);
 	tcase_add_test(tc, test_stats_size);
 	tcase_add_test(tc, test_passthrough);
 	tcase_add_test(tc, test_sorted_next_entry_retires);

@@ -219,9 +219,13 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__add_record(struct unwind_stitcher *st,
  * that the task neither exec'd nor exited between the two (such a sample
  * is fed with add_sample(), the record deciding when it comes).  The
  * record is then counted when it comes, as without reading ahead; its
- * kernel entry is kept until then, not its samples.  Anything else
- * (unsorted input, a record earlier than the sample, other ids) is taken
- * as add_sample() takes it.  Errors as add_sample()'s.
+ * kernel entry is kept until then, not its samples.  A NULL @ahead
+ * promises that the rest of the stream has no record of the sample's
+ * kernel entry, no later record of its task, and neither its exit nor an
+ * exec: the sample is an orphan at once (UNWIND_ORPHAN_STREAM_ENDED, what
+ * finish() would make it), unless its record is already in.  Anything
+ * else (unsorted input, a record earlier than the sample, other ids) is
+ * taken as add_sample() takes it.  Errors as add_sample()'s.
  */
 LIBUNWIND_COOKIE_API int
 unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
