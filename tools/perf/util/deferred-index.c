@@ -352,22 +352,31 @@ void deferred_index__delete(struct deferred_index *idx)
 	free(idx);
 }
 
-/* An event of @id in [@from, @to]? */
-static bool index__event_between(const struct index_array *a, u32 id, u64 from, u64 to)
+/* The first entry of sorted @a not before @key */
+static size_t index_array__lower_bound(const struct index_array *a, const void *key,
+				       int (*cmp)(const void *, const void *))
 {
-	const struct index_event *e = a->entries;
-	struct index_event key = { .id = id, .time = from };
 	size_t lo = 0, hi = a->nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (index_event__cmp(&e[mid], &key) < 0)
+		if (cmp((const char *)a->entries + mid * a->size, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < a->nr && e[lo].id == id && e[lo].time <= to;
+	return lo;
+}
+
+/* An event of @id in [@from, @to]? */
+static bool index__event_between(const struct index_array *a, u32 id, u64 from, u64 to)
+{
+	const struct index_event *e = a->entries;
+	struct index_event key = { .id = id, .time = from };
+	size_t i = index_array__lower_bound(a, &key, index_event__cmp);
+
+	return i < a->nr && e[i].id == id && e[i].time <= to;
 }
 
 /* The record at @pos, its ids parsed into @rec; -EIO when it is not a record */
@@ -417,21 +426,13 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 {
 	const struct index_record *r = idx->records.entries;
 	struct index_record key = { .hash = record__hash(sample->tid, cookie) };
-	size_t lo = 0, hi = idx->records.nr, i;
+	size_t i = index_array__lower_bound(&idx->records, &key, index_record__cmp);
 	u64 best_pos = 0, best_time = ULLONG_MAX, last;
 	bool any = false, read_best = false;
 	int err;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (index_record__cmp(&r[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* the first of (@tid, @cookie) written at or after the sample; a hash is not the ids */
-	for (i = lo; i < idx->records.nr && r[i].hash == key.hash; i++) {
+	for (; i < idx->records.nr && r[i].hash == key.hash; i++) {
 		err = index__read(idx, r[i].pos, rec);
 		if (err == -ENOMEM)
 			return err;

@@ -88,14 +88,21 @@ static struct unwind_stitcher *new_sorted_stitcher(void)
 
 static const uint64_t kchain[] = { UNWIND_COOKIE_CONTEXT_KERNEL, 0xffffffff81000010ULL };
 
+/* The sample @id of @pid/@tid, its kernel part kchain */
+static struct unwind_stitcher_sample sample_of(long id, uint32_t pid, uint32_t tid,
+					       uint64_t time, uint64_t cookie)
+{
+	return (struct unwind_stitcher_sample){
+		.sz = sizeof(struct unwind_stitcher_sample), .pid = pid, .tid = tid,
+		.cpu = 0, .time = time, .kernel = kchain, .nr_kernel = 2, .cookie = cookie,
+		.payload = (void *)(intptr_t)id,
+	};
+}
+
 static void sample(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
 		   uint64_t time, uint64_t cookie)
 {
-	struct unwind_stitcher_sample s = {
-		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
-		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
-		.payload = (void *)(intptr_t)id,
-	};
+	struct unwind_stitcher_sample s = sample_of(id, pid, tid, time, cookie);
 
 	ck_assert_int_eq(unwind_stitcher__add_sample(st, &s), 0);
 }
@@ -914,11 +921,7 @@ static int sample_ahead(struct unwind_stitcher *st, long id, uint32_t pid, uint3
 			uint64_t time, uint64_t cookie, uint64_t rtime, const uint64_t *ips,
 			size_t nr)
 {
-	struct unwind_stitcher_sample s = {
-		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
-		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
-		.payload = (void *)(intptr_t)id,
-	};
+	struct unwind_stitcher_sample s = sample_of(id, pid, tid, time, cookie);
 	struct unwind_stitcher_record r = {
 		.sz = sizeof(r), .pid = pid, .tid = tid, .cpu = 5, .time = rtime,
 		.cookie = cookie, .ips = ips, .nr = nr,
@@ -1008,15 +1011,10 @@ START_TEST(test_sample_ahead)
 }
 END_TEST
 
-/* What the promise cannot settle at once is taken as add_sample() takes it. */
 static int sample_no_record(struct unwind_stitcher *st, long id, uint32_t pid, uint32_t tid,
 			    uint64_t time, uint64_t cookie)
 {
-	struct unwind_stitcher_sample s = {
-		.sz = sizeof(s), .pid = pid, .tid = tid, .cpu = 0, .time = time,
-		.kernel = kchain, .nr_kernel = 2, .cookie = cookie,
-		.payload = (void *)(intptr_t)id,
-	};
+	struct unwind_stitcher_sample s = sample_of(id, pid, tid, time, cookie);
 
 	return unwind_stitcher__add_sample_ahead(st, &s, NULL);
 }
@@ -1070,6 +1068,7 @@ START_TEST(test_sample_without_record)
 }
 END_TEST
 
+/* What the promise cannot settle at once is taken as add_sample() takes it. */
 START_TEST(test_sample_ahead_falls_back)
 {
 	struct unwind_stitcher *st = new_sorted_stitcher();
