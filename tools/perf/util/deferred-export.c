@@ -1558,6 +1558,26 @@ static int reader__wall_sample(struct export_reader *rd, struct thread *thread,
 }
 
 /*
+ * A task's exit ends its last run: a per-task recording's events are
+ * closed before the task's last switch, which no record then says.
+ */
+static int reader__exit(const struct perf_tool *tool, union perf_event *event,
+			struct perf_sample *sample, struct machine *machine)
+{
+	struct export_reader *rd = container_of(tool, struct export_reader, tool);
+	int err = 0;
+
+	if (!rd->err && sample->time != (u64)-1)
+		err = reader__wall_out(rd, event->fork.tid, sample->time, NULL);
+	if (err) {
+		rd->err = err;
+		session_done = 1;
+		return 0;
+	}
+	return reader__maps_event(tool, event, sample, machine);
+}
+
+/*
  * A switch: the task it switches in (next_pid) comes back, which ends the
  * time it was out; the one it switches out (prev_pid, the sample's task)
  * leaves with the sample's stack, and waits.  The idle task is never
@@ -1839,7 +1859,7 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	rd.tool.comm		= reader__maps_event;
 	rd.tool.namespaces	= perf_event__process_namespaces;
 	rd.tool.cgroup		= perf_event__process_cgroup;
-	rd.tool.exit		= reader__maps_event;
+	rd.tool.exit		= reader__exit;
 	rd.tool.fork		= reader__maps_event;
 	rd.tool.ksymbol		= reader__maps_event;
 	rd.tool.text_poke	= perf_event__process_text_poke;
