@@ -44,6 +44,22 @@
 /* read in chunks of this size, whole records at a time */
 #define INDEX_CHUNK	(4U << 20)
 
+/*
+ * Records are read back through a few blocks of the file kept here: a CPU's
+ * samples come in time order and so do its records, close together in its
+ * buffer's part of each round, so most reads find their block instead of
+ * costing system calls.  A record is at most 64 KiB (its size is a u16).
+ */
+#define INDEX_BLOCK_BITS	16
+#define INDEX_BLOCK		(1U << INDEX_BLOCK_BITS)
+#define INDEX_CACHE_BITS	6
+
+struct index_block {
+	u64	pos;	/* where it starts, as a record's pos */
+	u32	len;	/* 0: nothing read */
+	u64	*data;
+};
+
 /* A record: where it is (file << 48 | offset), the hash of its (tid, cookie) */
 struct index_record {
 	u64	pos;
@@ -71,7 +87,8 @@ struct deferred_index {
 	struct index_array	maps;		/* user mappings, by pid */
 	int			*fds;		/* per file: the header file, then a directory's */
 	int			nr_fds;
-	u64			*buf;		/* a record read ahead */
+	struct index_block	cache[1 << INDEX_CACHE_BITS];
+	u64			*buf;		/* a record across two blocks */
 	size_t			buf_size;
 };
 
@@ -348,16 +365,17 @@ void deferred_index__delete(struct deferred_index *idx)
 	free(idx->bounds.entries);
 	free(idx->maps.entries);
 	free(idx->fds);
+	for (size_t i = 0; i < ARRAY_SIZE(idx->cache); i++)
+		free(idx->cache[i].data);
 	free(idx->buf);
 	free(idx);
 }
 
-/* The first entry of sorted @a not before @key */
-static size_t index_array__lower_bound(const struct index_array *a, const void *key,
-				       int (*cmp)(const void *, const void *))
+/* The first entry of sorted @a in [@lo, @hi) not before @key, @hi if none */
+static size_t index_array__lower_bound_in(const struct index_array *a, const void *key,
+					  int (*cmp)(const void *, const void *),
+					  size_t lo, size_t hi)
 {
-	size_t lo = 0, hi = a->nr;
-
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -367,6 +385,48 @@ static size_t index_array__lower_bound(const struct index_array *a, const void *
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The first entry of sorted @a not before @key */
+static size_t index_array__lower_bound(const struct index_array *a, const void *key,
+				       int (*cmp)(const void *, const void *))
+{
+	return index_array__lower_bound_in(a, key, cmp, 0, a->nr);
+}
+
+/*
+ * The first record of @hash.  Hashes are spread evenly over 32 bits, so the
+ * record is near @hash's share of the array: search from there outwards,
+ * a few cache lines where a binary search over the whole index (150 MB at
+ * 3 GiB of file) misses the cache at every step.
+ */
+static size_t index__first_of_hash(const struct deferred_index *idx, u32 hash)
+{
+	const struct index_record *r = idx->records.entries;
+	struct index_record key = { .hash = hash };
+	size_t nr = idx->records.nr, step = 8, lo, hi;
+	size_t guess = ((u64)hash * nr) >> 32;
+
+	if (guess < nr && r[guess].hash < hash) {
+		/* all up to the guess are before: look further on */
+		lo = guess + 1;
+		hi = min(lo + step, nr);
+		while (hi < nr && r[hi - 1].hash < hash) {
+			lo = hi;
+			step *= 2;
+			hi = min(lo + step, nr);
+		}
+	} else {
+		/* none from the guess on is before: look further back */
+		hi = guess;
+		lo = hi > step ? hi - step : 0;
+		while (lo && r[lo].hash >= hash) {
+			hi = lo;
+			step *= 2;
+			lo = hi > step ? hi - step : 0;
+		}
+	}
+	return index_array__lower_bound_in(&idx->records, &key, index_record__cmp, lo, hi);
 }
 
 /* An event of @id in [@from, @to]? */
@@ -379,34 +439,86 @@ static bool index__event_between(const struct index_array *a, u32 id, u64 from, 
 	return i < a->nr && e[i].id == id && e[i].time <= to;
 }
 
-/* The record at @pos, its ids parsed into @rec; -EIO when it is not a record */
-static int index__read(struct deferred_index *idx, u64 pos, struct deferred_index_record *rec)
+/* The cached block of the file that holds @pos, read if it is not there */
+static struct index_block *index__block(struct deferred_index *idx, u64 pos)
 {
-	u64 offset = pos & ((1ULL << INDEX_OFFSET_BITS) - 1);
-	int fd = idx->fds[pos >> INDEX_OFFSET_BITS];
-	struct perf_record_callchain_deferred *cd;
-	struct perf_event_header header;
-	struct perf_sample sample;
-	int err = 0;
+	u64 start = pos & ~(u64)(INDEX_BLOCK - 1);
+	struct index_block *b = &idx->cache[hash_64(start >> INDEX_BLOCK_BITS, INDEX_CACHE_BITS)];
+	u64 offset = start & ((1ULL << INDEX_OFFSET_BITS) - 1);
+	ssize_t got;
 
-	if (pread(fd, &header, sizeof(header), offset) != sizeof(header) ||
-	    header.type != PERF_RECORD_CALLCHAIN_DEFERRED || header.size < sizeof(*cd))
-		return -EIO;
+	if (b->len && b->pos == start)
+		return b;
+	if (!b->data) {
+		b->data = malloc(INDEX_BLOCK);
+		if (!b->data)
+			return ERR_PTR(-ENOMEM);
+	}
+	b->len = 0;
+	got = pread(idx->fds[start >> INDEX_OFFSET_BITS], b->data, INDEX_BLOCK, offset);
+	if (got <= 0)
+		return ERR_PTR(-EIO);
+	b->pos = start;
+	b->len = got;
+	return b;
+}
+
+/* The event at @pos, whole, in the cache or in idx->buf; NULL: -EIO or -ENOMEM in @err */
+static union perf_event *index__event_at(struct deferred_index *idx, u64 pos, int *err)
+{
+	struct index_block *b = index__block(idx, pos);
+	size_t in = pos & (INDEX_BLOCK - 1);
+	struct perf_event_header header;
+
+	*err = -EIO;
+	if (IS_ERR(b)) {
+		*err = PTR_ERR(b);
+		return NULL;
+	}
+	if (in + sizeof(header) > b->len)
+		return NULL;
+	memcpy(&header, (char *)b->data + in, sizeof(header));
+	if (header.size < sizeof(header))
+		return NULL;
+	/* an aligned record wholly in its block is read in place */
+	if (in + header.size <= b->len && !(in % sizeof(u64)))
+		return (void *)((char *)b->data + in);
 	if (idx->buf_size < header.size) {
 		u64 *buf = realloc(idx->buf, header.size);
 
-		if (!buf)
-			return -ENOMEM;
+		if (!buf) {
+			*err = -ENOMEM;
+			return NULL;
+		}
 		idx->buf = buf;
 		idx->buf_size = header.size;
 	}
-	if (pread(fd, idx->buf, header.size, offset) != header.size)
+	if (pread(idx->fds[pos >> INDEX_OFFSET_BITS], idx->buf, header.size,
+		  pos & ((1ULL << INDEX_OFFSET_BITS) - 1)) != header.size)
+		return NULL;
+	return (void *)idx->buf;
+}
+
+/* The record at @pos, its ids parsed into @rec; -EIO when it is not a record */
+static int index__read(struct deferred_index *idx, u64 pos, struct deferred_index_record *rec)
+{
+	struct perf_record_callchain_deferred *cd;
+	union perf_event *event;
+	struct perf_sample sample;
+	int err;
+
+	event = index__event_at(idx, pos, &err);
+	if (!event)
+		return err;
+	err = 0;
+	if (event->header.type != PERF_RECORD_CALLCHAIN_DEFERRED ||
+	    event->header.size < sizeof(*cd))
 		return -EIO;
-	cd = (void *)idx->buf;
-	if (cd->nr > (header.size - sizeof(*cd)) / sizeof(u64))
+	cd = &event->callchain_deferred;
+	if (cd->nr > (event->header.size - sizeof(*cd)) / sizeof(u64))
 		return -EIO;
 	perf_sample__init(&sample, /*all=*/false);
-	if (evlist__parse_sample(idx->session->evlist, (union perf_event *)cd, &sample))
+	if (evlist__parse_sample(idx->session->evlist, event, &sample))
 		err = -EIO;
 	*rec = (struct deferred_index_record){
 		.pid	= sample.pid,
@@ -425,14 +537,14 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 			 u64 cookie, struct deferred_index_record *rec)
 {
 	const struct index_record *r = idx->records.entries;
-	struct index_record key = { .hash = record__hash(sample->tid, cookie) };
-	size_t i = index_array__lower_bound(&idx->records, &key, index_record__cmp);
+	u32 hash = record__hash(sample->tid, cookie);
+	size_t i = index__first_of_hash(idx, hash);
 	u64 best_pos = 0, best_time = ULLONG_MAX, last;
 	bool any = false, read_best = false;
 	int err;
 
 	/* the first of (@tid, @cookie) written at or after the sample; a hash is not the ids */
-	for (; i < idx->records.nr && r[i].hash == key.hash; i++) {
+	for (; i < idx->records.nr && r[i].hash == hash; i++) {
 		err = index__read(idx, r[i].pos, rec);
 		if (err == -ENOMEM)
 			return err;
