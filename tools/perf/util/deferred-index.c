@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/bits.h>
 #include <linux/err.h>
 #include <linux/hash.h>
 #include <linux/kernel.h>
@@ -51,7 +52,7 @@
  * costing system calls.  A record is at most 64 KiB (its size is a u16).
  */
 #define INDEX_BLOCK_BITS	16
-#define INDEX_BLOCK		(1U << INDEX_BLOCK_BITS)
+#define INDEX_BLOCK		BIT(INDEX_BLOCK_BITS)
 #define INDEX_CACHE_BITS	6
 
 struct index_block {
@@ -560,7 +561,8 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 	}
 	if (best_time == ULLONG_MAX) {
 		/* none in the rest of the file, and nothing that would say why */
-		if (!any && !index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX) &&
+		if (!any &&
+		    !index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX) &&
 		    (!hashmap__find(idx->last_record, sample->tid, &last) || last <= sample->time))
 			return -ENODATA;
 		return -ENOENT;
