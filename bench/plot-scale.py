@@ -7,6 +7,7 @@ perf script and perf report --stdio, against the file's size and against
 the longest block (matplotlib, from Debian's python3-matplotlib)."""
 
 import collections
+import re
 import statistics
 import sys
 
@@ -20,20 +21,33 @@ GIB = 1 << 30
 def load(path):
     runs = collections.defaultdict(list)
     size = {}
+    orphans = {}
     for line in open(path):
-        series, x, nbytes, name, cmd, cpu, rss = line.rstrip('\n').split('\t')[:7]
+        fields = line.rstrip('\n').split('\t')
+        series, x, nbytes, name, cmd, cpu, rss = fields[:7]
         key = (series, float(x), name, cmd)
         runs[key].append((float(cpu), int(rss)))
         size[(series, float(x))] = int(nbytes)
+        # ours' summary: "N deferred samples, M stitched (..), K orphans (reason K), R records"
+        m = re.search(r'(\d+) deferred samples, \d+ stitched[^,]*, (\d+) orphans'
+                      r'(?: \(([^)]*)\))?, (\d+) records', fields[7] if len(fields) > 7 else '')
+        if name == 'ours' and cmd == 'script' and m:
+            # gen-scale.py writes a record for every sample but those of the
+            # tasks still blocked at the end: they are the orphans to expect
+            samples, got, records = int(m.group(1)), int(m.group(2)), int(m.group(4))
+            orphans[(series, float(x))] = '%d (%s; %s)' % (
+                got, m.group(3) or 'none',
+                'all samples without a record' if got == samples - records
+                else 'MISS: %d samples without a record' % (samples - records))
     med = {k: (statistics.median(c for c, _ in v), statistics.median(r for _, r in v))
            for k, v in runs.items()}
-    return med, size
+    return med, size, orphans
 
 
-def table(med, size):
+def table(med, size, orphans):
     rows = ['| series | longest block / size | file | perf script: ours / pristine cpu (ratio) '
-            '| perf report | peak RSS ours / pristine (ratio) |',
-            '|---|---|---|---|---|---|']
+            '| perf report | peak RSS ours / pristine (ratio) | ours\' orphans |',
+            '|---|---|---|---|---|---|---|']
     for series, x in sorted(size):
         def cell(cmd):
             o, p = med[(series, x, 'ours', cmd)], med[(series, x, 'pristine', cmd)]
@@ -42,8 +56,9 @@ def table(med, size):
         ro, rp, rc = cell('report')
         rss = '%.0f / %.0f MiB (%.2fx)' % (so[1] / 1024, sp[1] / 1024, so[1] / sp[1])
         label = ('%g GiB' % x) if series == 'size' else ('%g s' % x)
-        rows.append('| %s | %s | %.2f GiB | %s | %s | %s |' %
-                    (series, label, size[(series, x)] / GIB, sc, rc, rss))
+        rows.append('| %s | %s | %.2f GiB | %s | %s | %s | %s |' %
+                    (series, label, size[(series, x)] / GIB, sc, rc, rss,
+                     orphans.get((series, x), '?')))
     return '\n'.join(rows) + '\n'
 
 
@@ -77,14 +92,14 @@ def plot(med, size, path):
 
 
 def main():
-    med, size = load(sys.argv[1])
+    med, size, orphans = load(sys.argv[1])
     out = sys.argv[2]
     with open(out + '/results.tsv', 'w') as f:
         for (series, x, name, cmd), (cpu, rss) in sorted(med.items()):
             f.write('%s\t%g\t%d\t%s\t%s\t%.2f\t%d\n' % (series, x, size[(series, x)], name, cmd,
                                                        cpu, rss))
     with open(out + '/table.md', 'w') as f:
-        f.write(table(med, size))
+        f.write(table(med, size, orphans))
     plot(med, size, out + '/bench-scale.png')
 
 
