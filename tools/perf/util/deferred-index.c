@@ -11,12 +11,13 @@
  * The engine still gets the record in its place, so what it counts is
  * what it counts without the index.
  *
- * Kept per record: a hash of its ids and its place (12 bytes; its ids,
- * time and stack are read back from the file, which also tells a record
- * from another of the same hash); per task the time of its last record,
- * its execs and exits; per process the times of its new mappings.  A
- * record in a 1 GiB file of 64 CPUs' samples takes about 236 bytes there:
- * the index is 5% of what perf maps of the file.
+ * Kept per record: its time and place (16 bytes; its ids and stack are
+ * read back from the file), in runs of its task's records in time order;
+ * per task its execs and exits; per process the times of its new
+ * mappings.  A task's samples come in time order too, so each finds its
+ * record from where the task's previous one did: a few entries on, in a
+ * run the cache already holds, where a search of one sorted array of all
+ * records (100 MB and more on a multi-GB file) misses at every step.
  */
 #include <errno.h>
 #include <limits.h>
@@ -61,11 +62,25 @@ struct index_block {
 	u64	*data;
 };
 
-/* A record: where it is (file << 48 | offset), the hash of its (tid, cookie) */
+/* A record: when it was written and where it is (file << 48 | offset) */
 struct index_record {
+	u64	time;
 	u64	pos;
-	u32	hash;
+};
+
+/* As the pass finds it, before the records are grouped by task */
+struct index_found {
+	u64	time;
+	u64	pos;
+	u32	tid;
 } __packed;
+
+/* A task's run of records: [first, end) of the index's, @next where it left off */
+struct index_task {
+	size_t	first;
+	size_t	end;
+	size_t	next;
+};
 
 #define INDEX_OFFSET_BITS	48
 struct index_event {
@@ -82,14 +97,15 @@ struct index_array {
 
 struct deferred_index {
 	struct perf_session	*session;
-	struct index_array	records;	/* struct index_record, by hash */
-	struct hashmap		*last_record;	/* tid -> the time of its last record */
+	struct index_array	records;	/* struct index_found, then index_record */
+	struct index_task	*tasks;
+	struct hashmap		*task_of;	/* tid -> its index in tasks */
 	struct index_array	bounds;		/* execs and exits, by tid */
 	struct index_array	maps;		/* user mappings, by pid */
 	int			*fds;		/* per file: the header file, then a directory's */
 	int			nr_fds;
 	struct index_block	cache[1 << INDEX_CACHE_BITS];
-	u64			*buf;		/* a record across two blocks */
+	u64			*buf;		/* a record across two blocks or misaligned */
 	size_t			buf_size;
 };
 
@@ -113,40 +129,14 @@ static void index_array__sort(struct index_array *a, int (*cmp)(const void *, co
 		qsort(a->entries, a->nr, a->size, cmp);
 }
 
-static int index_record__cmp(const void *va, const void *vb)
-{
-	const struct index_record *a = va, *b = vb;
-
-	if (a->hash != b->hash)
-		return a->hash < b->hash ? -1 : 1;
-	if (a->pos != b->pos)
-		return a->pos < b->pos ? -1 : 1;
-	return 0;
-}
-
-static u32 record__hash(u32 tid, u64 cookie)
-{
-	return hash_64(cookie ^ hash_64(tid, 64), 32);
-}
-
 static size_t tid__hash(long key, void *ctx __maybe_unused)
 {
-	return key;
+	return hash_64(key, 64);
 }
 
 static bool tid__equal(long key1, long key2, void *ctx __maybe_unused)
 {
 	return key1 == key2;
-}
-
-/* @tid wrote a record at @time */
-static int index__last_record(struct deferred_index *idx, u32 tid, u64 time)
-{
-	u64 last;
-
-	if (hashmap__find(idx->last_record, tid, &last) && last >= time)
-		return 0;
-	return hashmap__insert(idx->last_record, tid, time, HASHMAP_SET, NULL, NULL);
 }
 
 static int index_event__cmp(const void *va, const void *vb)
@@ -185,7 +175,7 @@ static int index__event(struct deferred_index *idx, union perf_event *event, u32
 			u64 offset)
 {
 	struct perf_sample sample;
-	struct index_record *rec;
+	struct index_found *rec;
 	size_t need;
 	u64 room;
 	int err = 0;
@@ -233,8 +223,8 @@ static int index__event(struct deferred_index *idx, union perf_event *event, u32
 			break;
 		}
 		rec->pos = (u64)file << INDEX_OFFSET_BITS | offset;
-		rec->hash = record__hash(sample.tid, event->callchain_deferred.cookie);
-		err = index__last_record(idx, sample.tid, sample.time);
+		rec->time = sample.time;
+		rec->tid = sample.tid;
 		break;
 	case PERF_RECORD_EXIT:
 		err = index_event__add(&idx->bounds, event->fork.tid, sample.time);
@@ -325,6 +315,103 @@ static int index__walk(struct deferred_index *idx)
 	return err;
 }
 
+static int index_record__cmp(const void *va, const void *vb)
+{
+	const struct index_record *a = va, *b = vb;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	if (a->pos != b->pos)
+		return a->pos < b->pos ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A task's records into time order.  They come from the file nearly so
+ * (out of order only across CPUs within a round): an insertion sort moves
+ * each a step or two, where a sort of all records costs more than the
+ * pass that found them; one that would move them much sorts them instead.
+ */
+static void index_task__sort(struct index_record *r, size_t nr)
+{
+	size_t i, j, moves = 0;
+
+	for (i = 1; i < nr; i++) {
+		struct index_record x = r[i];
+
+		for (j = i; j && index_record__cmp(&r[j - 1], &x) > 0; j--)
+			r[j] = r[j - 1];
+		r[j] = x;
+		moves += i - j;
+		if (moves > 16 * nr) {
+			qsort(r, nr, sizeof(*r), index_record__cmp);
+			return;
+		}
+	}
+}
+
+/* The task with @tid, added if new; NULL: no memory */
+static struct index_task *index__task(struct deferred_index *idx, u32 tid, size_t *nr_tasks)
+{
+	struct index_task *tasks;
+	long i;
+
+	if (hashmap__find(idx->task_of, tid, &i))
+		return &idx->tasks[i];
+	tasks = reallocarray(idx->tasks, *nr_tasks + 1, sizeof(*tasks));
+	if (!tasks)
+		return NULL;
+	idx->tasks = tasks;
+	if (hashmap__add(idx->task_of, tid, *nr_tasks))
+		return NULL;
+	memset(&tasks[*nr_tasks], 0, sizeof(*tasks));
+	return &tasks[(*nr_tasks)++];
+}
+
+/* The records found, grouped by task, each task's in time order */
+static int index__group_by_task(struct deferred_index *idx)
+{
+	const struct index_found *found = idx->records.entries;
+	size_t i, nr = idx->records.nr, nr_tasks = 0, first = 0;
+	struct index_record *rec;
+	struct index_task *task;
+
+	/* how many each task has */
+	for (i = 0; i < nr; i++) {
+		task = index__task(idx, found[i].tid, &nr_tasks);
+		if (!task)
+			return -ENOMEM;
+		task->end++;
+	}
+	for (i = 0; i < nr_tasks; i++) {
+		task = &idx->tasks[i];
+		task->first = first;
+		task->next = first;
+		first += task->end;
+		task->end = first;
+	}
+	rec = calloc(nr ?: 1, sizeof(*rec));
+	if (!rec)
+		return -ENOMEM;
+	/* each where its task's run goes, in file order */
+	for (i = 0; i < nr; i++) {
+		task = index__task(idx, found[i].tid, &nr_tasks);
+		rec[task->next++] = (struct index_record){
+			.time = found[i].time,
+			.pos = found[i].pos,
+		};
+	}
+	for (i = 0; i < nr_tasks; i++) {
+		task = &idx->tasks[i];
+		task->next = task->first;
+		index_task__sort(rec + task->first, task->end - task->first);
+	}
+	free(idx->records.entries);
+	idx->records.entries = rec;
+	idx->records.size = sizeof(*rec);
+	return 0;
+}
+
 struct deferred_index *deferred_index__new(struct perf_session *session, u64 *records)
 {
 	struct deferred_index *idx;
@@ -337,20 +424,19 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 	if (!idx)
 		return NULL;
 	idx->session = session;
-	idx->last_record = hashmap__new(tid__hash, tid__equal, NULL);
-	if (IS_ERR(idx->last_record)) {
+	idx->task_of = hashmap__new(tid__hash, tid__equal, NULL);
+	if (IS_ERR(idx->task_of)) {
 		free(idx);
 		return NULL;
 	}
-	idx->records.size = sizeof(struct index_record);
+	idx->records.size = sizeof(struct index_found);
 	idx->bounds.size = sizeof(struct index_event);
 	idx->maps.size = sizeof(struct index_event);
-	if (index__walk(idx)) {
+	if (index__walk(idx) || index__group_by_task(idx)) {
 		pr_debug("deferred callchains: no index of the records, samples wait for theirs\n");
 		deferred_index__delete(idx);
 		return NULL;
 	}
-	index_array__sort(&idx->records, index_record__cmp);
 	index_array__sort(&idx->bounds, index_event__cmp);
 	index_array__sort(&idx->maps, index_event__cmp);
 	*records = idx->records.nr;
@@ -362,7 +448,8 @@ void deferred_index__delete(struct deferred_index *idx)
 	if (!idx)
 		return;
 	free(idx->records.entries);
-	hashmap__free(idx->last_record);
+	free(idx->tasks);
+	hashmap__free(idx->task_of);
 	free(idx->bounds.entries);
 	free(idx->maps.entries);
 	free(idx->fds);
@@ -396,38 +483,31 @@ static size_t index_array__lower_bound(const struct index_array *a, const void *
 }
 
 /*
- * The first record of @hash.  Hashes are spread evenly over 32 bits, so the
- * record is near @hash's share of the array: search from there outwards,
- * a few cache lines where a binary search over the whole index (150 MB at
- * 3 GiB of file) misses the cache at every step.
+ * The first record of @task written at or after @time, its run's end if
+ * none.  Its samples come in time order: from where the last one stopped,
+ * a step or two on; searched only for a sample earlier than the last.
  */
-static size_t index__first_of_hash(const struct deferred_index *idx, u32 hash)
+static size_t index_task__first_at(const struct deferred_index *idx, struct index_task *task,
+				   u64 time)
 {
 	const struct index_record *r = idx->records.entries;
-	struct index_record key = { .hash = hash };
-	size_t nr = idx->records.nr, step = 8, lo, hi;
-	size_t guess = ((u64)hash * nr) >> 32;
+	size_t i = task->next, lo = task->first, hi = i;
 
-	if (guess < nr && r[guess].hash < hash) {
-		/* all up to the guess are before: look further on */
-		lo = guess + 1;
-		hi = min(lo + step, nr);
-		while (hi < nr && r[hi - 1].hash < hash) {
-			lo = hi;
-			step *= 2;
-			hi = min(lo + step, nr);
+	if (i > task->first && r[i - 1].time >= time) {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (r[mid].time < time)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-	} else {
-		/* none from the guess on is before: look further back */
-		hi = guess;
-		lo = hi > step ? hi - step : 0;
-		while (lo && r[lo].hash >= hash) {
-			hi = lo;
-			step *= 2;
-			lo = hi > step ? hi - step : 0;
-		}
+		i = lo;
 	}
-	return index_array__lower_bound_in(&idx->records, &key, index_record__cmp, lo, hi);
+	while (i < task->end && r[i].time < time)
+		i++;
+	task->next = i;
+	return i;
 }
 
 /* An event of @id in [@from, @to]? */
@@ -537,42 +617,27 @@ static int index__read(struct deferred_index *idx, u64 pos, struct deferred_inde
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec)
 {
-	const struct index_record *r = idx->records.entries;
-	u32 hash = record__hash(sample->tid, cookie);
-	size_t i = index__first_of_hash(idx, hash);
-	u64 best_pos = 0, best_time = ULLONG_MAX, last;
-	bool any = false, read_best = false;
+	struct index_task *task = NULL;
+	size_t i = 0;
+	long nr;
 	int err;
 
-	/* the first of (@tid, @cookie) written at or after the sample; a hash is not the ids */
-	for (; i < idx->records.nr && r[i].hash == hash; i++) {
-		err = index__read(idx, r[i].pos, rec);
-		if (err == -ENOMEM)
-			return err;
-		read_best = false;
-		if (err || rec->tid != sample->tid || rec->cookie != cookie)
-			continue;
-		any = true;
-		read_best = rec->time >= sample->time && rec->time < best_time;
-		if (read_best) {
-			best_time = rec->time;
-			best_pos = r[i].pos;
-		}
+	/* the first record of the task at or after the sample is its kernel entry's */
+	if (hashmap__find(idx->task_of, sample->tid, &nr)) {
+		task = &idx->tasks[nr];
+		i = index_task__first_at(idx, task, sample->time);
 	}
-	if (best_time == ULLONG_MAX) {
+	if (!task || i == task->end) {
 		/* none in the rest of the file, and nothing that would say why */
-		if (!any &&
-		    !index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX) &&
-		    (!hashmap__find(idx->last_record, sample->tid, &last) || last <= sample->time))
+		if (!index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX))
 			return -ENODATA;
 		return -ENOENT;
 	}
-	if (!read_best) {
-		err = index__read(idx, best_pos, rec);
-		if (err)
-			return err;
-	}
-	if (rec->pid != sample->pid ||
+	err = index__read(idx, ((const struct index_record *)idx->records.entries)[i].pos, rec);
+	if (err == -ENOMEM)
+		return err;
+	/* another entry's (the sample's lost?), not its pid's: the record decides */
+	if (err || rec->tid != sample->tid || rec->cookie != cookie || rec->pid != sample->pid ||
 	    index__event_between(&idx->bounds, sample->tid, sample->time, rec->time) ||
 	    index__event_between(&idx->maps, sample->pid, sample->time, rec->time))
 		return -ENOENT;
