@@ -14,24 +14,16 @@
 #include <linux/types.h>
 
 #include "deferred-export.h"
+#include "hashmap.h"
 
 /*
- * Open addressing table of u32 ids; the objects the ids index hold the
- * keys, the table keeps each id's hash to grow without them.  Not
- * util/hashmap.h: its entries are allocated one by one and its keys are
- * pointers, while these keys live in arrays that move as they grow; a
- * slot here is 8 bytes, and the tables hold one per distinct address,
- * frame and stack of the recording.
+ * The u32 ids of keys that live in one of the arrays below, by the hash
+ * of the key: the arrays move as they grow, so the map holds each id
+ * under its key's hash (several under one, as hashmap__append() adds
+ * them) and the caller's match() tells the keys apart.
  */
-struct export_id_slot {
-	u32	id1;		/* id + 1; 0: empty */
-	u32	hash;
-};
-
 struct export_id_table {
-	struct export_id_slot	*slots;
-	u32			mask;
-	u32			nr;
+	struct hashmap		map;	/* hash -> id; hash_fn NULL: not in use yet */
 };
 
 /*

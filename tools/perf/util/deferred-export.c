@@ -132,60 +132,37 @@ static u32 export__hash_bytes(const void *p, size_t len)
 	return export__mix(h);
 }
 
-/* Room for one more id: the table stays at most half full. */
-static int id_table__reserve(struct export_id_table *t)
+static size_t id_table__hash(long key, void *ctx __maybe_unused)
 {
-	u32 size = t->slots ? t->mask + 1 : 0;
-	struct export_id_slot *slots, *old = t->slots;
-	u32 i, nsize;
-
-	if ((t->nr + 1) * 2 <= size)
-		return 0;
-	if (size >= 1U << 31)
-		return -E2BIG;
-	nsize = size ? size * 2 : 1024;
-	slots = calloc(nsize, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < size; i++) {
-		u32 j = old[i].hash & (nsize - 1);
-
-		if (!old[i].id1)
-			continue;
-		while (slots[j].id1)
-			j = (j + 1) & (nsize - 1);
-		slots[j] = old[i];
-	}
-	free(old);
-	t->slots = slots;
-	t->mask = nsize - 1;
-	return 0;
+	return key;	/* already mixed */
 }
 
-/* The slot holding the id whose key matches, or the empty one for it. */
-static struct export_id_slot *id_table__find(struct export_id_table *t, u32 hash,
-					     bool (*match)(const struct export_stacks *es, u32 id,
-							   const void *key),
-					     const struct export_stacks *es, const void *key)
+static bool id_table__equal(long key1, long key2, void *ctx __maybe_unused)
 {
-	u32 i = hash & t->mask;
-
-	for (;; i = (i + 1) & t->mask) {
-		struct export_id_slot *slot = &t->slots[i];
-
-		if (!slot->id1)
-			return slot;
-		if (slot->hash == hash && match(es, slot->id1 - 1, key))
-			return slot;
-	}
+	return key1 == key2;
 }
 
-static void id_table__set(struct export_id_table *t, struct export_id_slot *slot, u32 hash,
-			  u32 id)
+/* The id whose key matches @key, of those under @hash, into @id: true if any */
+static bool id_table__find(struct export_id_table *t, u32 hash,
+			   bool (*match)(const struct export_stacks *es, u32 id, const void *key),
+			   const struct export_stacks *es, const void *key, u32 *id)
 {
-	slot->id1 = id + 1;
-	slot->hash = hash;
-	t->nr++;
+	struct hashmap_entry *cur;
+
+	hashmap__for_each_key_entry(&t->map, cur, (long)hash) {
+		if (match(es, cur->value, key)) {
+			*id = cur->value;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int id_table__add(struct export_id_table *t, u32 hash, u32 id)
+{
+	if (!t->map.hash_fn)
+		hashmap__init(&t->map, id_table__hash, id_table__equal, NULL);
+	return hashmap__append(&t->map, (long)hash, (long)id);
 }
 
 /* ---- frames ---- */
@@ -243,18 +220,13 @@ static int export_frame__set_map(struct export_frame *f, struct map *map)
  * export__add_frame().
  */
 static int export__find_frame(struct export_stacks *es, u32 hash, const struct frame_key *key,
-			      struct export_id_slot **slot, u32 *id, struct export_frame **f)
+			      u32 *id, struct export_frame **f)
 {
-	int err = id_table__reserve(&es->frame_ids);
+	int err;
 
 	*f = NULL;
-	if (err)
-		return err;
-	*slot = id_table__find(&es->frame_ids, hash, frame__match, es, key);
-	if ((*slot)->id1) {
-		*id = (*slot)->id1 - 1;
+	if (id_table__find(&es->frame_ids, hash, frame__match, es, key, id))
 		return 0;
-	}
 	err = export__grow32(&es->frames, &es->alloc_frames, sizeof(*es->frames),
 			     es->nr_frames + 1);
 	if (err)
@@ -264,11 +236,10 @@ static int export__find_frame(struct export_stacks *es, u32 hash, const struct f
 	return 0;
 }
 
-static void export__add_frame(struct export_stacks *es, struct export_id_slot *slot, u32 hash,
-			      u32 *id)
+static int export__add_frame(struct export_stacks *es, u32 hash, u32 *id)
 {
 	*id = es->nr_frames++;
-	id_table__set(&es->frame_ids, slot, hash, *id);
+	return id_table__add(&es->frame_ids, hash, *id);
 }
 
 /*
@@ -287,13 +258,12 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 		.kernel		= kernel,
 	};
 	u32 hash = export__mix((uintptr_t)key.dso * 31 + (uintptr_t)key.sym * 7 + kernel);
-	struct export_id_slot *slot;
 	struct export_frame *f;
 	int err;
 
 	if (inlined)
 		hash ^= export__hash_bytes(key.inlined, strlen(key.inlined));
-	err = export__find_frame(es, hash, &key, &slot, id, &f);
+	err = export__find_frame(es, hash, &key, id, &f);
 	if (err || !f)
 		return err;
 	f->dso_key = key.dso;
@@ -315,8 +285,7 @@ static int export__frame(struct export_stacks *es, struct map *map, struct symbo
 			return -ENOMEM;
 		}
 	}
-	export__add_frame(es, slot, hash, id);
-	return 0;
+	return export__add_frame(es, hash, id);
 }
 
 /* A frame of ours, that no symbol has: "[off-cpu: S]" */
@@ -324,19 +293,17 @@ static int export__named_frame(struct export_stacks *es, const char *name, u32 *
 {
 	struct frame_key key = { .named = name };
 	u32 hash = export__hash_bytes(name, strlen(name));
-	struct export_id_slot *slot;
 	struct export_frame *f;
 	int err;
 
-	err = export__find_frame(es, hash, &key, &slot, id, &f);
+	err = export__find_frame(es, hash, &key, id, &f);
 	if (err || !f)
 		return err;
 	f->named = true;
 	f->name = strdup(name);
 	if (!f->name)
 		return -ENOMEM;
-	export__add_frame(es, slot, hash, id);
-	return 0;
+	return export__add_frame(es, hash, id);
 }
 
 static bool addr__match(const struct export_stacks *es, u32 id, const void *key)
@@ -423,12 +390,11 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 			      u64 ip, u32 *frames, u32 *nr)
 {
 	bool kernel = cpumode != PERF_RECORD_MISC_USER && cpumode != PERF_RECORD_MISC_GUEST_USER;
-	struct export_id_slot *slot;
 	struct addr_location al;
 	struct export_addr key;
 	struct map *map;
-	u32 hash;
-	int err;
+	u32 hash, id;
+	int err = 0;
 
 	/* al holds references to the thread and the map: dropped on the way out */
 	addr_location__init(&al);
@@ -437,13 +403,9 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 	key.addr = map ? al.addr : ip;
 	key.kernel = kernel;
 	hash = export__mix((uintptr_t)key.dso * 31 + key.addr * 2 + kernel);
-	err = id_table__reserve(&es->addr_ids);
-	if (err)
-		goto out;
-	slot = id_table__find(&es->addr_ids, hash, addr__match, es, &key);
-	if (slot->id1) {
-		*frames = es->addrs[slot->id1 - 1].frames;
-		*nr = es->addrs[slot->id1 - 1].nr_frames;
+	if (id_table__find(&es->addr_ids, hash, addr__match, es, &key, &id)) {
+		*frames = es->addrs[id].frames;
+		*nr = es->addrs[id].nr_frames;
 		goto out;
 	}
 	key.frames = es->nr_addr_frames;
@@ -455,7 +417,7 @@ static int export__resolve_ip(struct export_stacks *es, struct thread *thread, u
 	if (err)
 		goto out;
 	es->addrs[es->nr_addrs] = key;
-	id_table__set(&es->addr_ids, slot, hash, es->nr_addrs++);
+	err = id_table__add(&es->addr_ids, hash, es->nr_addrs++);
 	*frames = key.frames;
 	*nr = key.nr_frames;
 out:
@@ -678,17 +640,10 @@ static int reader__intern_stack(struct export_reader *rd, u32 *id)
 {
 	struct export_stacks *es = &rd->es;
 	u32 hash = export__hash_bytes(rd->scratch, rd->nr_scratch * sizeof(u32));
-	struct export_id_slot *slot;
 	int err;
 
-	err = id_table__reserve(&es->stack_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->stack_ids, hash, stack__match, es, rd);
-	if (slot->id1) {
-		*id = slot->id1 - 1;
+	if (id_table__find(&es->stack_ids, hash, stack__match, es, rd, id))
 		return 0;
-	}
 	err = export__grow32(&es->stacks, &es->alloc_stacks, sizeof(*es->stacks),
 			     es->nr_stacks + 1);
 	if (!err)
@@ -704,8 +659,7 @@ static int reader__intern_stack(struct export_reader *rd, u32 *id)
 	es->stacks[es->nr_stacks].len = rd->nr_scratch;
 	es->nr_stack_frames += rd->nr_scratch;
 	*id = es->nr_stacks++;
-	id_table__set(&es->stack_ids, slot, hash, *id);
-	return 0;
+	return id_table__add(&es->stack_ids, hash, *id);
 }
 
 /* ---- chains already walked ---- */
@@ -739,16 +693,11 @@ static bool chain__match(const struct export_stacks *es __maybe_unused, u32 id,
 
 static void export_chains__clear(struct export_chains *c)
 {
-	u32 i, size = c->ids.slots ? c->ids.mask + 1 : 0;
+	u32 i;
 
 	for (i = 0; i < c->nr; i++)
 		maps__put(c->chains[i].maps);
-	/* a table grown in an earlier phase is not cleared slot by slot for a few entries */
-	if (size > 1024 && c->nr * 8 < size)
-		zfree(&c->ids.slots);
-	else if (size)
-		memset(c->ids.slots, 0, size * sizeof(*c->ids.slots));
-	c->ids.nr = 0;
+	hashmap__clear(&c->ids.map);
 	c->nr = 0;
 	c->nr_ips = 0;
 	c->stale = false;
@@ -758,11 +707,10 @@ static void export_chains__exit(struct export_chains *c)
 {
 	export_chains__clear(c);
 	free(c->chains);
-	free(c->ids.slots);
 	free(c->ips);
 }
 
-static int export_chains__add(struct export_chains *c, struct export_id_slot *slot, u32 hash,
+static int export_chains__add(struct export_chains *c, u32 hash,
 			      const struct export_chain_key *key, u32 stack)
 {
 	u64 nr = key->chain->nr;
@@ -779,8 +727,7 @@ static int export_chains__add(struct export_chains *c, struct export_id_slot *sl
 	c->chains[c->nr].nr = nr;
 	c->chains[c->nr].stack = stack;
 	c->nr_ips += nr;
-	id_table__set(&c->ids, slot, hash, c->nr++);
-	return 0;
+	return id_table__add(&c->ids, hash, c->nr++);
 }
 
 /*
@@ -799,8 +746,8 @@ static int reader__stack(struct export_reader *rd, struct addr_location *al,
 		.maps	= thread__maps(al->thread),
 		.chain	= sample->callchain,
 	};
-	struct export_id_slot *slot = NULL;
-	u32 hash = 0;
+	bool cached = false;
+	u32 hash = 0, id;
 	int err;
 
 	/* a user part in the maps of its record's time: not those of the key */
@@ -809,23 +756,19 @@ static int reader__stack(struct export_reader *rd, struct addr_location *al,
 	    !(sample->deferred && sample->deferred->user_thread)) {
 		if (c->stale || c->nr_ips + key.chain->nr > EXPORT_CHAINS_MAX_IPS)
 			export_chains__clear(c);
-		err = id_table__reserve(&c->ids);
-		if (err)
-			return err;
 		hash = chain__hash(key.chain, sample->pid);
-		slot = id_table__find(&c->ids, hash, chain__match, &rd->es, &key);
-		if (slot->id1) {
-			*stack = c->chains[slot->id1 - 1].stack;
+		if (id_table__find(&c->ids, hash, chain__match, &rd->es, &key, &id)) {
+			*stack = c->chains[id].stack;
 			return 0;
 		}
+		cached = true;
 	}
 	err = reader__walk(rd, al, sample, machine);
 	if (!err)
 		err = reader__intern_stack(rd, stack);
-	/* the walk did not touch c->ids: the slot is still the free one */
-	if (err || !slot)
+	if (err || !cached)
 		return err;
-	return export_chains__add(c, slot, hash, &key, *stack);
+	return export_chains__add(c, hash, &key, *stack);
 }
 
 /*
@@ -854,19 +797,12 @@ static bool root__match(const struct export_stacks *es, u32 id, const void *key)
 static int reader__intern_root(struct export_reader *rd, u32 *id)
 {
 	struct export_stacks *es = &rd->es;
-	struct export_id_slot *slot;
 	u32 hash;
 	int err;
 
 	hash = export__hash_bytes(rd->root, strlen(rd->root));
-	err = id_table__reserve(&es->root_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->root_ids, hash, root__match, es, rd->root);
-	if (slot->id1) {
-		*id = slot->id1 - 1;
+	if (id_table__find(&es->root_ids, hash, root__match, es, rd->root, id))
 		return 0;
-	}
 	err = export__grow32(&es->roots, &es->alloc_roots, sizeof(*es->roots), es->nr_roots + 1);
 	if (err)
 		return err;
@@ -874,8 +810,7 @@ static int reader__intern_root(struct export_reader *rd, u32 *id)
 	if (!es->roots[es->nr_roots])
 		return -ENOMEM;
 	*id = es->nr_roots++;
-	id_table__set(&es->root_ids, slot, hash, *id);
-	return 0;
+	return id_table__add(&es->root_ids, hash, *id);
 }
 
 /*
@@ -949,16 +884,11 @@ static int reader__count(struct export_reader *rd, u32 root, u32 stack, u64 weig
 {
 	struct export_stacks *es = &rd->es;
 	struct export_count key = { .root = root, .stack = stack, .count = weight };
-	u32 hash = export__mix((u64)root << 32 | stack);
-	struct export_id_slot *slot;
+	u32 hash = export__mix((u64)root << 32 | stack), id;
 	int err;
 
-	err = id_table__reserve(&es->count_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->count_ids, hash, count__match, es, &key);
-	if (slot->id1) {
-		es->counts[slot->id1 - 1].count += weight;
+	if (id_table__find(&es->count_ids, hash, count__match, es, &key, &id)) {
+		es->counts[id].count += weight;
 		return 0;
 	}
 	err = export__grow32(&es->counts, &es->alloc_counts, sizeof(*es->counts),
@@ -966,8 +896,7 @@ static int reader__count(struct export_reader *rd, u32 root, u32 stack, u64 weig
 	if (err)
 		return err;
 	es->counts[es->nr_counts] = key;
-	id_table__set(&es->count_ids, slot, hash, es->nr_counts++);
-	return 0;
+	return id_table__add(&es->count_ids, hash, es->nr_counts++);
 }
 
 /* ---- speedscope: runs of samples per thread ---- */
@@ -991,16 +920,10 @@ static int reader__thread(struct export_reader *rd, struct thread *thread,
 {
 	struct export_stacks *es = &rd->es;
 	u32 hash = export__mix((u64)sample->pid << 32 | sample->tid);
-	struct export_id_slot *slot;
 	struct export_thread *t;
 	int err;
 
-	err = id_table__reserve(&es->thread_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->thread_ids, hash, thread__match, es, sample);
-	if (slot->id1) {
-		*id = slot->id1 - 1;
+	if (id_table__find(&es->thread_ids, hash, thread__match, es, sample, id)) {
 		t = &es->threads[*id];
 		if (!RC_CHK_EQUAL(t->thread, thread)) {
 			thread__put(t->thread);
@@ -1018,8 +941,7 @@ static int reader__thread(struct export_reader *rd, struct thread *thread,
 	t->tid = sample->tid;
 	t->thread = thread__get(thread);
 	*id = es->nr_threads++;
-	id_table__set(&es->thread_ids, slot, hash, *id);
-	return 0;
+	return id_table__add(&es->thread_ids, hash, *id);
 }
 
 /*
@@ -1124,27 +1046,21 @@ static u32 reader__status(struct export_reader *rd, const struct perf_sample *sa
 static int reader__pprof_add(struct export_reader *rd, const struct export_pprof_sample *key)
 {
 	struct export_stacks *es = &rd->es;
-	struct export_id_slot *slot;
-	u32 hash;
+	u32 hash, id;
 	int err;
 
 	hash = export__mix((u64)key->stack << 32 | (key->thread * 64 + key->status)) ^
 	       export__mix(key->comm);
-	err = id_table__reserve(&es->pprof_ids);
-	if (err)
-		return err;
-	slot = id_table__find(&es->pprof_ids, hash, pprof__match, es, key);
-	if (slot->id1) {
-		es->pprof[slot->id1 - 1].samples += key->samples;
-		es->pprof[slot->id1 - 1].weight += key->weight;
+	if (id_table__find(&es->pprof_ids, hash, pprof__match, es, key, &id)) {
+		es->pprof[id].samples += key->samples;
+		es->pprof[id].weight += key->weight;
 		return 0;
 	}
 	err = export__grow32(&es->pprof, &es->alloc_pprof, sizeof(*es->pprof), es->nr_pprof + 1);
 	if (err)
 		return err;
 	es->pprof[es->nr_pprof] = *key;
-	id_table__set(&es->pprof_ids, slot, hash, es->nr_pprof++);
-	return 0;
+	return id_table__add(&es->pprof_ids, hash, es->nr_pprof++);
 }
 
 static int reader__pprof(struct export_reader *rd, struct thread *thread,
@@ -1814,21 +1730,21 @@ static void export_stacks__exit(struct export_stacks *es)
 		free(es->threads[i].runs);
 	}
 	free(es->frames);
-	free(es->frame_ids.slots);
+	hashmap__clear(&es->frame_ids.map);
 	free(es->addrs);
-	free(es->addr_ids.slots);
+	hashmap__clear(&es->addr_ids.map);
 	free(es->addr_frames);
 	free(es->stack_frames);
 	free(es->stacks);
-	free(es->stack_ids.slots);
+	hashmap__clear(&es->stack_ids.map);
 	free(es->roots);
-	free(es->root_ids.slots);
+	hashmap__clear(&es->root_ids.map);
 	free(es->counts);
-	free(es->count_ids.slots);
+	hashmap__clear(&es->count_ids.map);
 	free(es->threads);
-	free(es->thread_ids.slots);
+	hashmap__clear(&es->thread_ids.map);
 	free(es->pprof);
-	free(es->pprof_ids.slots);
+	hashmap__clear(&es->pprof_ids.map);
 }
 
 /* ---- the whole run ---- */
