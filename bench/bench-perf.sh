@@ -26,10 +26,12 @@
 # (tests/perf/helpers/emulate-workload.c) for each of GEN_MS, made deferred
 # by perf stitch --emulate (this host's kernel cannot defer).
 #
-# Per command: cpu = user + sys seconds and peak RSS (/usr/bin/time),
-# medians of RUNS runs or more (short commands); anon = peak anonymous RSS of one more run, sampled
-# from /proc every 10 ms (peak RSS counts the input file, which perf's
-# reader maps whole; the anonymous part is the tool's own).  Each row
+# Per command: cpu = user + sys seconds of it and of every process it
+# started, waited for or not (bench/cputime.py: perf's addr2line helpers),
+# and its peak RSS, medians of RUNS runs or more (short commands); anon =
+# peak anonymous RSS of one more run, sampled from /proc every 10 ms
+# (peak RSS counts the input file, which perf's reader maps whole; the
+# anonymous part is the tool's own).  Each row
 # ends with the goals of issue 22 it meets ("ok") or misses ("MISS"), and
 # the end counts them.
 #
@@ -63,7 +65,7 @@ die() { echo "bench-perf: $*" >&2; exit 1; }
 
 [ -x "$PERF" ] || die "$PERF not built (make perf)"
 [ -x "$PERF_UPSTREAM" ] || die "$PERF_UPSTREAM not built (make perf-upstream)"
-[ -x /usr/bin/time ] || die "/usr/bin/time missing (Debian package time)"
+CPUTIME=$here/cputime.py
 [ -x "$SYS_PERF" ] || SYS_PERF=$PERF
 
 tmp=$(mktemp -d /tmp/bench-perf.XXXXXX)
@@ -125,10 +127,10 @@ pair() {
 	: > b.runs
 	runs=$RUNS
 	for ((i = 0; i < runs; i++)); do
-		/usr/bin/time -f "%U %S %M" -o time.out "${acmd[@]}" > /dev/null 2> cmd.err ||
+		"$CPUTIME" -o time.out "${acmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${acmd[*]}"; }
 		awk '{ print $1 + $2, $3 }' time.out >> a.runs
-		/usr/bin/time -f "%U %S %M" -o time.out "${bcmd[@]}" > /dev/null 2> cmd.err ||
+		"$CPUTIME" -o time.out "${bcmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${bcmd[*]}"; }
 		awk '{ print $1 + $2, $3 }' time.out >> b.runs
 		# short commands: more runs, up to MIN_CPU s of each side, so that
