@@ -20,7 +20,7 @@
 # marker.  A separate check shows that the reference has 0 user entries,
 # and that the stitched file shows them.
 #
-# usage: tests/perf/test-stitch.sh     (after make -f Makefile.perf-patch)
+# usage: tests/perf/test-script-report.sh     (after make -f Makefile.perf-patch)
 #   Environment (tests/perf/lib.sh): PERF, SYS_PERF (records the workload;
 #   $PERF unless it is a 6.1), PYTHON, KEEP, VERBOSE, and
 #   UPSTREAM_PERF=...  the reference output: pristine upstream perf 7.2

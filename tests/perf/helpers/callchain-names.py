@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Test-only perf script -s script for tests/perf/test-stitch.sh: prints
+"""Test-only perf script -s script for tests/perf/test-script-report.sh: prints
 each sample's callchain as its symbol names joined by ';', as a Python
 script sees them."""
 import os, sys

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Look inside a flame graph that perf script report flamegraph wrote with
 d3-flame-graph's template, and inside what Chromium made of it, for
-tests/perf/test-demo.sh and test-stitch.sh.  Standard library only; the
+tests/perf/test-demo.sh and test-script-report.sh.  Standard library only; the
 PNG is decoded by ImageMagick (convert), a make deps package.
 
   flamegraph-check.py stacks HTML|JSON [FUNC...]

@@ -84,8 +84,8 @@ of file: the emulator and the stitcher are C code of this project on one
 library (its kernel model and its engine); a stitching test fed only by
 the emulator would share their mistakes.  This producer is independent of
 both, written from the ABI alone, and says per kernel entry what it did
-(--print-groups), so test-stitch, test-python and test-stitch-stats judge
-the stitcher against it; test-emulate judges the emulator against
+(--print-groups), so test-script-report, test-python and test-stitch-stats
+judge the stitcher against it; test-emulate judges the emulator against
 perf record's own in-place callchains.
 """
 
