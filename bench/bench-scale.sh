@@ -13,7 +13,8 @@
 #
 # perf script and perf report --stdio of each perf on each file, in turn
 # (ours, pristine, ours, ...), their output to /dev/null: cpu (user + sys)
-# and peak RSS (/usr/bin/time), the medians of RUNS runs.  Writes
+# (with the helpers perf starts, bench/cputime.py) and peak RSS, the
+# medians of RUNS runs.  Writes
 # OUT/results.tsv, OUT/table.md (the README's table) and the plot
 # (bench/plot-scale.py, matplotlib) OUT/bench-scale.png, copied to
 # Documentation/images/ with COPY_PLOT=1.
@@ -36,7 +37,7 @@ PERF=${PERF:-$top/build/perf}
 PERF_UPSTREAM=${PERF_UPSTREAM:-$top/build/perf-upstream}
 PY=/usr/bin/python3
 mkdir -p "$OUT"
-for p in "$PERF" "$PERF_UPSTREAM" /usr/bin/time; do
+for p in "$PERF" "$PERF_UPSTREAM"; do
 	[ -x "$p" ] || { echo "bench-scale: no $p" >&2; exit 1; }
 done
 
@@ -78,7 +79,7 @@ measure() {
 				else
 					cmdline=("$perf" report --stdio -i "$f")
 				fi
-				/usr/bin/time -f '%U %S %M' -o "$OUT/time.txt" "${cmdline[@]}" \
+				"$here/cputime.py" -o "$OUT/time.txt" "${cmdline[@]}" \
 					> /dev/null 2> "$OUT/$name.$cmd.err"
 				read -r u s rss < <(tail -1 "$OUT/time.txt")
 				cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
