@@ -98,7 +98,7 @@ struct index_array {
 struct deferred_index {
 	struct perf_session	*session;
 	struct index_array	records;	/* struct index_found, then index_record */
-	struct index_task	*tasks;
+	struct index_array	tasks;		/* struct index_task */
 	struct hashmap		*task_of;	/* tid -> its index in tasks */
 	struct index_array	bounds;		/* execs and exits, by tid */
 	struct index_array	maps;		/* user mappings, by pid */
@@ -351,40 +351,38 @@ static void index_task__sort(struct index_record *r, size_t nr)
 }
 
 /* The task with @tid, added if new; NULL: no memory */
-static struct index_task *index__task(struct deferred_index *idx, u32 tid, size_t *nr_tasks)
+static struct index_task *index__task(struct deferred_index *idx, u32 tid)
 {
-	struct index_task *tasks;
+	struct index_task *task;
 	long i;
 
 	if (hashmap__find(idx->task_of, tid, &i))
-		return &idx->tasks[i];
-	tasks = reallocarray(idx->tasks, *nr_tasks + 1, sizeof(*tasks));
-	if (!tasks)
+		return (struct index_task *)idx->tasks.entries + i;
+	task = index_array__add(&idx->tasks);
+	if (!task || hashmap__add(idx->task_of, tid, idx->tasks.nr - 1))
 		return NULL;
-	idx->tasks = tasks;
-	if (hashmap__add(idx->task_of, tid, *nr_tasks))
-		return NULL;
-	memset(&tasks[*nr_tasks], 0, sizeof(*tasks));
-	return &tasks[(*nr_tasks)++];
+	memset(task, 0, sizeof(*task));
+	return task;
 }
 
 /* The records found, grouped by task, each task's in time order */
 static int index__group_by_task(struct deferred_index *idx)
 {
 	const struct index_found *found = idx->records.entries;
-	size_t i, nr = idx->records.nr, nr_tasks = 0, first = 0;
+	size_t i, nr = idx->records.nr, first = 0;
+	struct index_task *tasks, *task;
 	struct index_record *rec;
-	struct index_task *task;
 
 	/* how many each task has */
 	for (i = 0; i < nr; i++) {
-		task = index__task(idx, found[i].tid, &nr_tasks);
+		task = index__task(idx, found[i].tid);
 		if (!task)
 			return -ENOMEM;
 		task->end++;
 	}
-	for (i = 0; i < nr_tasks; i++) {
-		task = &idx->tasks[i];
+	tasks = idx->tasks.entries;
+	for (i = 0; i < idx->tasks.nr; i++) {
+		task = &tasks[i];
 		task->first = first;
 		task->next = first;
 		first += task->end;
@@ -395,14 +393,14 @@ static int index__group_by_task(struct deferred_index *idx)
 		return -ENOMEM;
 	/* each where its task's run goes, in file order */
 	for (i = 0; i < nr; i++) {
-		task = index__task(idx, found[i].tid, &nr_tasks);
+		task = index__task(idx, found[i].tid);
 		rec[task->next++] = (struct index_record){
 			.time = found[i].time,
 			.pos = found[i].pos,
 		};
 	}
-	for (i = 0; i < nr_tasks; i++) {
-		task = &idx->tasks[i];
+	for (i = 0; i < idx->tasks.nr; i++) {
+		task = &tasks[i];
 		task->next = task->first;
 		index_task__sort(rec + task->first, task->end - task->first);
 	}
@@ -430,6 +428,7 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 		return NULL;
 	}
 	idx->records.size = sizeof(struct index_found);
+	idx->tasks.size = sizeof(struct index_task);
 	idx->bounds.size = sizeof(struct index_event);
 	idx->maps.size = sizeof(struct index_event);
 	if (index__walk(idx) || index__group_by_task(idx)) {
@@ -448,7 +447,7 @@ void deferred_index__delete(struct deferred_index *idx)
 	if (!idx)
 		return;
 	free(idx->records.entries);
-	free(idx->tasks);
+	free(idx->tasks.entries);
 	hashmap__free(idx->task_of);
 	free(idx->bounds.entries);
 	free(idx->maps.entries);
@@ -491,19 +490,12 @@ static size_t index_task__first_at(const struct deferred_index *idx, struct inde
 				   u64 time)
 {
 	const struct index_record *r = idx->records.entries;
-	size_t i = task->next, lo = task->first, hi = i;
+	const struct index_record key = { .time = time };
+	size_t i = task->next;
 
-	if (i > task->first && r[i - 1].time >= time) {
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (r[mid].time < time)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		i = lo;
-	}
+	if (i > task->first && r[i - 1].time >= time)
+		i = index_array__lower_bound_in(&idx->records, &key, index_record__cmp,
+						task->first, i);
 	while (i < task->end && r[i].time < time)
 		i++;
 	task->next = i;
@@ -624,7 +616,7 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 
 	/* the first record of the task at or after the sample is its kernel entry's */
 	if (hashmap__find(idx->task_of, sample->tid, &nr)) {
-		task = &idx->tasks[nr];
+		task = (struct index_task *)idx->tasks.entries + nr;
 		i = index_task__first_at(idx, task, sample->time);
 	}
 	if (!task || i == task->end) {
