@@ -1527,6 +1527,69 @@ static enum unwind_orphan_reason end_reason(struct unwind_stitcher *st, struct s
 	return UNWIND_ORPHAN_STREAM_ENDED;
 }
 
+/* @sl's record, read ahead by @find: 1 when it came and the samples settled */
+static int slot_read_ahead(struct unwind_stitcher *st, struct slot *sl,
+			   unwind_stitcher_find_fn find, void *ctx)
+{
+	struct sample *first = uc_container_of(sl->samples.next, struct sample, slot_node);
+	struct unwind_stitcher_sample key = {
+		.sz	= sizeof(key),
+		.pid	= sl->pid,
+		.tid	= sl->task->tid,
+		.cpu	= first->cpu,
+		.time	= sl->min_time,
+		.cookie	= sl->cookie,
+	};
+	struct unwind_stitcher_record ahead = { .sz = sizeof(ahead) };
+	struct record *rec;
+	size_t nr, dropped;
+	int err = find(ctx, &key, &ahead);
+
+	if (err == -ENODATA) {
+		slot_orphan_all(st, sl, end_reason(st, sl));
+		slot_free(st, sl);
+		return 1;
+	}
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (!record_valid(&ahead) || ahead.cookie != sl->cookie || ahead.tid != key.tid ||
+	    ahead.pid != sl->pid || ahead.time < sl->max_time)
+		return 0;
+	nr = unwind_callchain__sanitize(ahead.ips, ahead.nr, &dropped);
+	rec = record_new(st, &ahead, nr);
+	if (!rec)
+		return -ENOMEM;
+	rec->ahead = true;
+	sl->record = rec;
+	uc_list_del(&sl->idle_node);
+	slot_settle_all(st, sl);
+	return 1;
+}
+
+int unwind_stitcher__read_ahead(struct unwind_stitcher *st, unwind_stitcher_find_fn find,
+				void *ctx)
+{
+	struct uc_list *pos;
+	int err = 0;
+
+	if (!st || !find)
+		return -EINVAL;
+	if (!st->opts.sorted)
+		return 0;
+	/* oldest first: a slot freed here is the one in hand, the next one is kept */
+	for (pos = st->ages.next; pos != &st->ages && !err; ) {
+		struct slot *sl = uc_container_of(pos, struct slot, age_node);
+
+		pos = pos->next;
+		if (sl->record || !sl->nr_samples)
+			continue;
+		err = slot_read_ahead(st, sl, find, ctx);
+		if (err > 0)
+			err = 0;
+	}
+	return settle(st, err);
+}
+
 int unwind_stitcher__finish(struct unwind_stitcher *st)
 {
 	if (!st)

@@ -23,9 +23,9 @@ static int print_b(enum libunwind_cookie_print_level level, const char *fmt, va_
 
 START_TEST(test_version)
 {
-	ck_assert_str_eq(libunwind_cookie_version(), "0.4");
+	ck_assert_str_eq(libunwind_cookie_version(), "0.5");
 	ck_assert_int_eq(LIBUNWIND_COOKIE_MAJOR_VERSION, 0);
-	ck_assert_int_eq(LIBUNWIND_COOKIE_MINOR_VERSION, 4);
+	ck_assert_int_eq(LIBUNWIND_COOKIE_MINOR_VERSION, 5);
 }
 END_TEST
 

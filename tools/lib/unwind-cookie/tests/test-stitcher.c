@@ -1101,6 +1101,121 @@ START_TEST(test_sample_ahead_falls_back)
 }
 END_TEST
 
+/* read_ahead()'s callback: what the test's "file" holds for each cookie */
+struct find_calls {
+	int		calls;
+	uint64_t	asked_time[4];
+	uint32_t	asked_tid[4];
+	int		stop_with;	/* returned instead of -ENOENT for C3 */
+};
+
+static int find_ahead(void *ctx, const struct unwind_stitcher_sample *first,
+		      struct unwind_stitcher_record *ahead)
+{
+	struct find_calls *calls = ctx;
+
+	if (calls->calls < 4) {
+		calls->asked_time[calls->calls] = first->time;
+		calls->asked_tid[calls->calls] = first->tid;
+	}
+	calls->calls++;
+	switch (first->cookie) {
+	case C1:	/* its record, later in the file */
+		*ahead = (struct unwind_stitcher_record){
+			.sz = sizeof(*ahead), .pid = first->pid, .tid = first->tid, .cpu = 5,
+			.time = 5000, .cookie = C1, .ips = U1, .nr = 3,
+		};
+		return 0;
+	case C2:	/* none in the rest of the file */
+		return -ENODATA;
+	default:	/* not known: it waits */
+		return calls->stop_with ?: -ENOENT;
+	}
+}
+
+/*
+ * Samples already waiting, settled from records read ahead: the same
+ * answers and counters as waiting for the records, at the time of the
+ * call; what the reader cannot say keeps waiting.
+ */
+START_TEST(test_read_ahead)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	struct find_calls calls = { 0 };
+	struct unwind_stitcher_stats a;
+
+	sample(st, 1, 10, 11, 1000, C1);
+	sample(st, 2, 20, 21, 1001, C2);
+	sample(st, 3, 10, 11, 1002, C1);
+	sample(st, 4, 30, 31, 1003, C3);
+	sample(st, 5, 40, 41, 1004, 0);
+	ck_assert_uint_eq(nr_outs, 0);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(st, find_ahead, &calls), 0);
+	/* one question per kernel entry, oldest first, with its earliest time */
+	ck_assert_int_eq(calls.calls, 3);
+	ck_assert_uint_eq(calls.asked_tid[0], 11);
+	ck_assert_uint_eq(calls.asked_time[0], 1000);
+	ck_assert_uint_eq(calls.asked_tid[1], 21);
+	ck_assert_uint_eq(calls.asked_tid[2], 31);
+	/* 1-3 settled; 4 waits for its record, 5 behind it */
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_stitched(&outs[0], U1, 3);
+	ck_assert_uint_eq(outs[0].record_time, 5000);
+	assert_orphan(&outs[1], UNWIND_ORPHAN_STREAM_ENDED);
+	assert_stitched(&outs[2], U1, 3);
+	record(st, 30, 31, 5, 1500, C3, U2, 2);
+	ck_assert_uint_eq(nr_outs, 5);
+	assert_stitched(&outs[3], U2, 2);
+	ck_assert_int_eq(outs[4].id, 5);
+	/* the record read ahead comes in its place: counted, not joined twice */
+	record(st, 10, 11, 5, 5000, C1, U1, 3);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 5);
+	assert_reconciled(st);
+	a = stats_of(st);
+	ck_assert_uint_eq(a.records, 2);
+	ck_assert_uint_eq(a.stitched, 3);
+	ck_assert_uint_eq(a.duplicates, 0);
+	ck_assert_uint_eq(a.unclaimed_records, 0);
+	ck_assert_uint_eq(a.orphans[UNWIND_ORPHAN_STREAM_ENDED], 1);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
+/* A record that is not the entry's leaves it waiting; the reader's error stops it. */
+START_TEST(test_read_ahead_refuses)
+{
+	struct unwind_stitcher *st = new_sorted_stitcher();
+	struct find_calls calls = { .stop_with = -EIO };
+
+	/* C1's record ahead (time 5000) is earlier than this sample: not its */
+	sample(st, 1, 10, 11, 6000, C1);
+	sample(st, 2, 30, 31, 6001, C3);
+	sample(st, 3, 20, 21, 6002, C2);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(st, find_ahead, &calls), -EIO);
+	ck_assert_int_eq(calls.calls, 2);	/* stopped at C3's */
+	ck_assert_uint_eq(nr_outs, 0);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(NULL, find_ahead, &calls), -EINVAL);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(st, NULL, &calls), -EINVAL);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 3);
+	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+
+	/* unsorted input: nothing is asked, everything waits */
+	nr_outs = 0;
+	calls.calls = 0;
+	st = new_stitcher(UNWIND_STITCHER_ORDER_INPUT, 0);
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(st, find_ahead, &calls), 0);
+	ck_assert_int_eq(calls.calls, 0);
+	ck_assert_uint_eq(nr_outs, 0);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 1);
+	unwind_stitcher__delete(st);
+}
+END_TEST
+
 /*
  * Time-ordered input: the next entry of a task retires the slot of the one
  * before at once (its late samples and copies came first), so a task
@@ -1385,6 +1500,8 @@ int main(void)
 	tcase_add_test(tc, test_sorted_input);
 	tcase_add_test(tc, test_sample_ahead);
 	tcase_add_test(tc, test_sample_ahead_falls_back);
+	tcase_add_test(tc, test_read_ahead);
+	tcase_add_test(tc, test_read_ahead_refuses);
 	tcase_add_test(tc, test_sample_without_record);
 	tcase_add_test(tc, test_stats_size);
 	tcase_add_test(tc, test_passthrough);

@@ -9,7 +9,7 @@
 #endif
 
 #define LIBUNWIND_COOKIE_MAJOR_VERSION	0
-#define LIBUNWIND_COOKIE_MINOR_VERSION	4
+#define LIBUNWIND_COOKIE_MINOR_VERSION	5
 
 enum libunwind_cookie_print_level {
 	LIBUNWIND_COOKIE_ERR,

@@ -233,6 +233,32 @@ unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
 				  const struct unwind_stitcher_record *ahead);
 
 /*
+ * What unwind_stitcher__read_ahead() asks for each kernel entry whose
+ * samples wait: @first holds the entry's pid, tid, cookie, the CPU of its
+ * first sample and the time of its earliest.  0 with the entry's record
+ * in *@ahead (its @ips valid until the callback is called again or
+ * read_ahead() returns); -ENODATA when the rest of the stream has none of
+ * what add_sample_ahead()'s NULL promises; -ENOENT to leave the samples
+ * waiting; any other -errno stops read_ahead(), which returns it.
+ */
+typedef int (*unwind_stitcher_find_fn)(void *ctx, const struct unwind_stitcher_sample *first,
+				       struct unwind_stitcher_record *ahead);
+
+/*
+ * The samples already waiting, settled from records read ahead, as
+ * add_sample_ahead() settles a new sample: for a caller that indexes its
+ * file only once samples have waited long, so that a stream where few
+ * wait never pays for the index.  @find is asked once per waiting kernel
+ * entry, oldest first, with the promises add_sample_ahead() asks of its
+ * caller for every sample of the entry; a record that is not the entry's
+ * own (other ids, or earlier than a sample) leaves it waiting.  Without
+ * opts.sorted nothing is read ahead.  0, -EINVAL, -ENOMEM or @find's
+ * error.
+ */
+LIBUNWIND_COOKIE_API int unwind_stitcher__read_ahead(struct unwind_stitcher *st,
+						     unwind_stitcher_find_fn find, void *ctx);
+
+/*
  * Any other item of the caller's stream (an mmap, a comm, ...), to be
  * handed back in its place among the samples: with ORDER_INPUT it waits
  * behind the samples fed before it, so that a caller replaying its stream
