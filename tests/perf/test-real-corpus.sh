@@ -105,19 +105,27 @@ for f in "$corpus"/*.data; do
 	[ $rc -eq 0 ] || head -9 "$name.maps" | sed 's/^/     /'
 done
 
-# Nothing waits on a file (util/deferred-index.c): the pipe recording
-# (threads blocked up to 1.9 s) made a file by perf inject, read both ways:
-# the same output, but the file's samples take their records read ahead
-# where the pipe's wait for them, and the events after them with them
+# Nothing waits long on a file (util/deferred-index.c): the pipe
+# recording (threads blocked up to 1.9 s) made a file by perf inject, read
+# both ways: the same output; the file is indexed once its samples hold
+# a sixteenth of the memory cap (at most 1 MiB) behind them, and then its
+# samples take their records read ahead where the pipe's wait for them,
+# and the events after them with them
 peak() { sed -nE 's/.*deferred callchains: peak ([0-9]+) samples.*/\1/p' "$1"; }
 "$PERF" inject -i - -o pipe-as-file.data < "$corpus/blocker-pipe.data" 2> inject.err
 "$PERF" script -v -i pipe-as-file.data > as-file.script 2> as-file.err
 "$PERF" script -v -i - < "$corpus/blocker-pipe.data" > as-pipe.script 2> as-pipe.err
 check "blocker-pipe as a file: perf script as from the pipe" same as-file.script as-pipe.script
-check "blocker-pipe as a file: the records read ahead ($(sed -nE 's/.*: ([0-9]+) samples stitched with their record read ahead.*/\1/p' as-file.err) of $(summary_count as-file.err 'deferred samples'))" \
-	has as-file.err ': [1-9][0-9]* samples stitched with their record read ahead'
-check "blocker-pipe as a file: at most a hundredth of the pipe's samples wait at once ($(peak as-file.err) against $(peak as-pipe.err))" \
-	[ "$(($(peak as-file.err) * 100))" -le "$(peak as-pipe.err)" ]
+"$PERF" script -v -i pipe-as-file.data --stitch-max-mem 256K > as-file-256k.script \
+	2> as-file-256k.err
+check "blocker-pipe as a file, --stitch-max-mem 256K: perf script as from the pipe" \
+	same as-file-256k.script as-pipe.script
+check "blocker-pipe as a file, --stitch-max-mem 256K: indexed once 16 KiB was held ($(sed -nE 's/.*records indexed, ([0-9]+) bytes held.*/\1/p' as-file-256k.err))" \
+	has as-file-256k.err 'records indexed, 1[67][0-9][0-9][0-9] bytes held'
+check "blocker-pipe as a file, --stitch-max-mem 256K: the records read ahead ($(sed -nE 's/.*: ([0-9]+) records read ahead.*/\1/p' as-file-256k.err) of $(summary_count as-file-256k.err 'deferred samples'))" \
+	has as-file-256k.err ': [1-9][0-9]* records read ahead'
+check "blocker-pipe as a file, --stitch-max-mem 256K: at most a tenth of the pipe's samples wait at once ($(peak as-file-256k.err) against $(peak as-pipe.err))" \
+	[ "$(($(peak as-file-256k.err) * 10))" -le "$(peak as-pipe.err)" ]
 
 check "corpus: a recording of context switches for perf sched timehist (${timehist:-0})" \
 	gt "${timehist:-0}" 0

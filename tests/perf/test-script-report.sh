@@ -192,13 +192,16 @@ check "dropped records: reasons named" has drop.data.err 'orphans \((record lost
 check "dropped records: pseudo-frames" eq "$(count drop.data.script '\[user stack lost: (record lost|task exited|stream ended)\]')" "$ndrop"
 
 # ------------------------------------------------------------ memory cap
-# A file is indexed first (util/deferred-index.c): its samples take their
-# records read ahead and nothing waits, so the cap is never reached; a
-# pipe stream of the same events waits for its records in time order
-script d1.data --stitch-max-mem 1K
+# A file is indexed (util/deferred-index.c) once samples hold a sixteenth
+# of the cap behind them: its samples take their records read ahead and
+# nothing waits, so the cap is never reached; a pipe stream of the same
+# events waits for its records in time order
+script d1.data --stitch-max-mem 1K -v
 check "--stitch-max-mem 1K, a file: nothing waits, no memory cap orphans" \
 	eq "$(summary_count d1.data.err orphans)" 0
-check "--stitch-max-mem 1K, a file: no warning" hasnt d1.data.err 'cap'
+check "--stitch-max-mem 1K, a file: indexed at once ($(grep -c 'records indexed' d1.data.err))" \
+	has d1.data.err 'deferred callchains: [1-9][0-9]* records indexed'
+check "--stitch-max-mem 1K, a file: no warning" hasnt d1.data.err 'user stack lost: memory cap'
 "$PERF" inject -i d1.data -o - 2> /dev/null | "$PERF" script -i - --stitch-max-mem 1K \
 	> d1.pipe.script 2> d1.pipe.err
 check "--stitch-max-mem 1K, a pipe: memory cap orphans" gt "$(sed -nE 's/.*memory cap ([0-9]+).*/\1/p' d1.pipe.err)" 0
@@ -224,10 +227,23 @@ relay_results blocked.oracle
 "$PERF" script -v -i blocked.data > /dev/null 2> blocked.err
 nended=$(sed -nE 's/.*orphans \(stream ended ([0-9]+)\).*/\1/p' blocked.err | head -1)
 check "blocked to the end: stream ended orphans (${nended:-0})" gt "${nended:-0}" 0
-check "blocked to the end: each is one at once, without a record in the rest of the file" \
-	has blocked.err " ${nended:-x} without a record in the rest of the file"
-check "blocked to the end: nothing waits behind them (peak $(sed -nE 's/.*peak ([0-9]+) samples.*/\1/p' blocked.err))" \
-	has blocked.err 'deferred callchains: peak [01] samples'
+# their samples hold what follows them until it reaches 1 MiB, then the
+# index is made and they are orphans at once, and nothing waits again
+held=$(sed -nE 's/.*deferred callchains: [0-9]+ records indexed, ([0-9]+) bytes held.*/\1/p' blocked.err)
+check "blocked to the end: indexed once 1 MiB was held behind them (${held:-none})" \
+	eval "[ -n '$held' ] && [ '${held:-0}' -ge 1048576 ] && [ '${held:-0}' -lt 1179648 ]"
+peak_kib=$(sed -nE 's/.*deferred callchains: peak [0-9]+ samples, ([0-9]+) KiB held.*/\1/p' blocked.err)
+check "blocked to the end: at most what came before the index waits (peak ${peak_kib:-?} KiB)" \
+	[ "${peak_kib:-99999}" -lt 4096 ]
+# with a cap of 1 MiB the index comes at 64 KiB: no memory cap orphans,
+# where a pipe of the same events, which cannot be indexed, has them
+"$PERF" script -i blocked.data --stitch-max-mem 1M > blocked-cap.script 2> blocked-cap.err
+"$PERF" inject -i blocked.data -o - 2> /dev/null |
+	"$PERF" script -i - --stitch-max-mem 1M > /dev/null 2> blocked-pipe.err
+check "blocked to the end, --stitch-max-mem 1M: the file, indexed, has no memory cap orphans" \
+	hasnt blocked-cap.err 'memory cap'
+check "blocked to the end, --stitch-max-mem 1M: its pipe has ($(sed -nE 's/.*memory cap ([0-9]+).*/\1/p' blocked-pipe.err | head -1))" \
+	has blocked-pipe.err 'memory cap [1-9]'
 
 # ------------------------------------------------------------ timestamp order
 deferred mixed.data --share 4 --late-every 3 --record-pos before --record-cpu-shift 1 --dup-every 4 --drop-every 9 --lost

@@ -74,8 +74,8 @@ hdr_warn() {
 graph() { $PY "$here/helpers/perfout.py" graph; }
 # views F IN: what every tool prints for the input IN, as files F.*; but
 # how much waited at its peak, which depends on the layout: a file's
-# samples take their records read ahead from an index of the file, a
-# compressed file's wait for them (util/deferred-index.c)
+# samples take their records read ahead from an index of the file once
+# they hold 1 MiB, a compressed file's wait for them (util/deferred-index.c)
 views() {
 	local f=$1 in=$2
 

@@ -110,8 +110,9 @@ struct deferred_callchain {
 	u64				shown_stitched;
 	u64				shown_orphans;
 	enum unwind_cookie_layout	layout;
-	/* items fed to the engine and not yet handed back */
+	/* items fed to the engine and not yet handed back, and their bytes */
 	u64				outstanding;
+	u64				held_bytes;
 	/* said once that the memory cap made orphans */
 	bool				cap_warned;
 	/* user mappings held behind samples (reading a file) */
@@ -602,6 +603,7 @@ static void deferred__deliver_held(void *ctx, const struct unwind_stitched_sampl
 	int err;
 
 	dc->outstanding--;
+	dc->held_bytes -= sizeof(*item) + item->event->header.size;
 	deferred_maps__release(&dc->maps, item->event);
 	if (dc->err)
 		goto out;
@@ -811,6 +813,77 @@ static u64 deferred__time(struct deferred_callchain *dc, const struct perf_sampl
 	return sample->time;
 }
 
+/* A record read from the index, as the engine takes it */
+static void deferred__record_ahead(const struct deferred_index_record *rec,
+				   struct unwind_stitcher_record *ahead)
+{
+	*ahead = (struct unwind_stitcher_record){
+		.sz	= sizeof(*ahead),
+		.pid	= rec->pid,
+		.tid	= rec->tid,
+		.cpu	= rec->cpu,
+		.time	= rec->time,
+		.cookie	= rec->cookie,
+		.ips	= (const uint64_t *)rec->ips,
+		.nr	= rec->nr,
+	};
+}
+
+/* unwind_stitcher__read_ahead()'s question: the record of a waiting kernel entry */
+static int deferred__find_ahead(void *ctx, const struct unwind_stitcher_sample *first,
+				struct unwind_stitcher_record *ahead)
+{
+	struct deferred_callchain *dc = ctx;
+	struct deferred_index_record rec;
+	struct perf_sample sample;
+	int err;
+
+	perf_sample__init(&sample, /*all=*/false);
+	sample.pid = first->pid;
+	sample.tid = first->tid;
+	sample.time = first->time;
+	err = deferred_index__find(dc->index, &sample, first->cookie, &rec);
+	perf_sample__exit(&sample);
+	if (err == -ENODATA)
+		dc->nr_no_record++;
+	if (err)
+		return err;
+	deferred__record_ahead(&rec, ahead);
+	dc->nr_ahead++;
+	return 0;
+}
+
+/*
+ * The index, made once samples hold this much behind them, or a
+ * sixteenth of --stitch-max-mem if less (the engine's own bytes for a
+ * waiting sample come on top of the event's), so that a file never
+ * reaches the cap:
+ * where few wait (a task not blocked gets its record microseconds after
+ * its sample), a pass over the whole file costs more than holding them
+ * (perf script of a 3 s generated file: 10% more cpu); past it, a task
+ * blocked for long would hold everything after its sample.
+ */
+#define DEFERRED_INDEX_AFTER_BYTES	(1ULL << 20)
+
+/* The file indexed once samples hold enough behind them: 0 or -errno */
+static int deferred__index(struct deferred_callchain *dc)
+{
+	u64 cap = dc->max_bytes ?: UNWIND_STITCHER_DEFAULT_MAX_BYTES;
+	u64 records;
+
+	if (dc->index_tried || !dc->sorted || dc->deliver ||
+	    dc->held_bytes < min_t(u64, DEFERRED_INDEX_AFTER_BYTES, cap / 16))
+		return 0;
+	dc->index_tried = true;
+	dc->index = deferred_index__new(dc->session, &records);
+	if (!dc->index)
+		return 0;
+	pr_debug("deferred callchains: %" PRIu64 " records indexed, %" PRIu64
+		 " bytes held behind waiting samples\n", records, dc->held_bytes);
+	/* the samples already waiting take theirs too */
+	return unwind_stitcher__read_ahead(dc->st, deferred__find_ahead, dc);
+}
+
 static int deferred__forward(struct deferred_callchain *dc, union perf_event *event,
 			     struct perf_sample *sample, u64 file_offset, const char *file_path)
 {
@@ -833,9 +906,13 @@ static int deferred__forward(struct deferred_callchain *dc, union perf_event *ev
 		return deferred__result(dc, err);
 	}
 	dc->outstanding++;
-	err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
+	dc->held_bytes += bytes;
+	err = deferred__index(dc);
+	if (!err)
+		err = unwind_stitcher__add_passthrough(dc->st, time, item, bytes);
 	if (err) {
 		dc->outstanding--;
+		dc->held_bytes -= bytes;
 		deferred_maps__release(&dc->maps, item->event);
 		free(item);
 	}
@@ -879,19 +956,11 @@ static int deferred__sample_ahead(struct deferred_callchain *dc, const struct pe
 {
 	struct deferred_index_record rec;
 	struct unwind_stitcher_record ahead;
-	u64 records;
 	int err;
 
-	if (!dc->sorted || dc->deliver)
-		return 0;
-	if (!dc->index_tried) {
-		dc->index_tried = true;
-		dc->index = deferred_index__new(dc->session, &records);
-		if (dc->index)
-			pr_debug("deferred callchains: %" PRIu64 " records indexed\n", records);
-	}
-	if (!dc->index)
-		return 0;
+	err = deferred__index(dc);
+	if (err || !dc->index)
+		return err;
 	err = deferred_index__find(dc->index, sample, in->cookie, &rec);
 	if (err == -ENODATA) {
 		err = unwind_stitcher__add_sample_ahead(dc->st, in, NULL);
@@ -903,16 +972,7 @@ static int deferred__sample_ahead(struct deferred_callchain *dc, const struct pe
 		return 0;
 	if (err)
 		return err;
-	ahead = (struct unwind_stitcher_record){
-		.sz	= sizeof(ahead),
-		.pid	= rec.pid,
-		.tid	= rec.tid,
-		.cpu	= rec.cpu,
-		.time	= rec.time,
-		.cookie	= rec.cookie,
-		.ips	= (const uint64_t *)rec.ips,
-		.nr	= rec.nr,
-	};
+	deferred__record_ahead(&rec, &ahead);
 	err = unwind_stitcher__add_sample_ahead(dc->st, in, &ahead);
 	if (err)
 		return err;
@@ -968,6 +1028,7 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 		.payload_bytes	= bytes,
 	};
 	dc->outstanding++;
+	dc->held_bytes += bytes;
 	dc->nr_engine_samples++;
 	err = deferred__sample_ahead(dc, sample, &in);
 	if (!err)
@@ -977,6 +1038,7 @@ static int deferred__sample(struct deferred_callchain *dc, union perf_event *eve
 	if (err) {
 		/* not taken: never handed back */
 		dc->outstanding--;
+		dc->held_bytes -= bytes;
 		dc->nr_engine_samples--;
 		free(item);
 	}
@@ -1264,7 +1326,7 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 		unwind_stitcher__delete(dc->st);
 	}
 	if (dc->index)
-		pr_debug("deferred callchains: %" PRIu64 " samples stitched with their record read ahead, %" PRIu64 " without a record in the rest of the file\n",
+		pr_debug("deferred callchains: %" PRIu64 " records read ahead, %" PRIu64 " samples or kernel entries without a record in the rest of the file\n",
 			 dc->nr_ahead, dc->nr_no_record);
 	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
