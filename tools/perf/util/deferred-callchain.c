@@ -854,14 +854,13 @@ static int deferred__find_ahead(void *ctx, const struct unwind_stitcher_sample *
 }
 
 /*
- * The index, made once samples hold this much behind them, or a
- * sixteenth of --stitch-max-mem if less (the engine's own bytes for a
- * waiting sample come on top of the event's), so that a file never
- * reaches the cap:
- * where few wait (a task not blocked gets its record microseconds after
- * its sample), a pass over the whole file costs more than holding them
- * (perf script of a 3 s generated file: 10% more cpu); past it, a task
- * blocked for long would hold everything after its sample.
+ * The index is made once samples hold this much behind them: where few
+ * wait (a task not blocked gets its record microseconds after its
+ * sample), a pass over the whole file costs more than holding them (perf
+ * script of a 3 s generated file: 10% more cpu); past it, a task blocked
+ * for long would hold everything after its sample.  A sixteenth of
+ * --stitch-max-mem if less, so that a file never reaches the cap (the
+ * engine's own bytes for a waiting sample come on top of the event's).
  */
 #define DEFERRED_INDEX_AFTER_BYTES	(1ULL << 20)
 
