@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perf stitch (convert mode): what its two files share.
+ * perf stitch (convert mode): what its files share, each calling only
+ * those below it.
  *
- *   deferred-convert.c         the session, the events, the data written
+ *   deferred-convert.c         the session, the events: what is written
+ *   deferred-convert-offcpu.c  --count=off-cpu: where a sample's period went
  *   deferred-convert-header.c  the header: a file's at the end, or the
  *                              records a pipe starts with, made from the
  *                              input's (attrs, features, tracing data)
+ *   deferred-convert-write.c   the data section: events and rounds
  */
 #ifndef __PERF_DEFERRED_CONVERT_INTERNAL_H
 #define __PERF_DEFERRED_CONVERT_INTERNAL_H
@@ -61,11 +64,14 @@ struct cvt {
 	int				err;
 };
 
-/* ---- deferred-convert.c ---- */
+/* ---- deferred-convert-write.c: the data section ---- */
 
-/* Buffered write of @sz bytes; stitch_buf__flush() writes the buffer out. */
+/* Where the data starts: a file's after its attrs, known once they are. */
+int cvt__start_data(struct cvt *cvt);
 /* Writes a record that happened at @time (-1: none), rounds between records. */
 int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time);
+/* The same, saying at which ->written it starts in *@pos */
+int cvt__write_event(struct cvt *cvt, const union perf_event *event, u64 time, u64 *pos);
 /* Keeps the first error for the end of the run; returns @err. */
 int cvt__fail(struct cvt *cvt, int err);
 

@@ -53,8 +53,9 @@
  *    event, and an attr coming later is refused;
  *  - pipe to pipe: the header records are written as they come.
  *
- * The header is deferred-convert-header.c's business; this file reads the
- * session and writes the data.
+ * The header is deferred-convert-header.c's business, the writing of
+ * events and rounds deferred-convert-write.c's; this file reads the
+ * session and decides what to write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -93,9 +94,6 @@
 #include "deferred-convert-internal.h"
 #include "stitch-output.h"
 
-/* A PERF_RECORD_FINISHED_ROUND after this many bytes of output. */
-#define CONVERT_ROUND_BYTES	(256 * 1024)
-
 /*
  * The "[user stack lost: <reason>]" maps: one page per reason from
  * CONVERT_LOST_BASE, the frame at the start of its page.
@@ -104,98 +102,17 @@
 #define CONVERT_LOST_STRIDE	0x10000ULL
 #define CONVERT_LOST_LEN	0x1000ULL
 
-/* ---- output ---- */
-
-static int cvt__write_round(struct cvt *cvt)
-{
-	struct perf_event_header round = {
-		.type	= PERF_RECORD_FINISHED_ROUND,
-		.size	= sizeof(round),
-	};
-	int err = stitch_buf__write(cvt->out, &round, sizeof(round));
-
-	if (err)
-		return err;
-	cvt->stats->events++;
-	cvt->stats->rounds++;
-	cvt->round_bytes = 0;
-	return 0;
-}
-
-/*
- * A file's data starts after the attrs: where that is, a pipe input says
- * only once its HEADER_ATTR records were read, at its first other event.
- */
-static int cvt__start_data(struct cvt *cvt)
-{
-	cvt->data_started = true;
-	cvt->data_written = cvt->out->written;
-	if (cvt->pipe_out)
-		return 0;
-	cvt->data_offset = perf_session__data_offset(cvt->session->evlist);
-	if (lseek(cvt->out->fd, cvt->data_offset, SEEK_SET) == (off_t)-1)
-		return -errno;
-	return 0;
-}
-
-/*
- * Writes @event, which happened at @time (-1 or 0: no time).  Rounds go between
- * events only, at the first event after CONVERT_ROUND_BYTES were written.
- */
-static int cvt__write_at(struct cvt *cvt, const union perf_event *event, u64 time, u64 *pos)
-{
-	int err;
-
-	if (!cvt->data_started) {
-		err = cvt__start_data(cvt);
-		if (err)
-			return err;
-	}
-	if (cvt->round_bytes >= CONVERT_ROUND_BYTES) {
-		err = cvt__write_round(cvt);
-		if (err)
-			return err;
-	}
-	/* 0: synthesized without a time (perf record --tail-synthesize) */
-	if (time != (u64)-1 && time) {
-		if (time < cvt->last_time)
-			cvt->stats->out_of_order++;
-		else
-			cvt->last_time = time;
-	}
-	if (pos)
-		*pos = cvt->out->written;
-	err = stitch_buf__write(cvt->out, event, event->header.size);
-	if (err)
-		return err;
-	cvt->stats->events++;
-	cvt->round_bytes += event->header.size;
-	return 0;
-}
-
-int cvt__write(struct cvt *cvt, const union perf_event *event, u64 time)
-{
-	return cvt__write_at(cvt, event, time, NULL);
-}
-
 /* A sample, and with --count=off-cpu where its period went */
 static int cvt__write_sample(struct cvt *cvt, const union perf_event *event,
 			     struct perf_sample *sample)
 {
 	u64 pos;
-	int err = cvt__write_at(cvt, event, sample->time, &pos);
+	int err = cvt__write_event(cvt, event, sample->time, &pos);
 
 	if (err || !cvt->opts->off_cpu)
 		return err;
 	err = cvt__offcpu_sample(cvt, sample, pos);
 	return err ? cvt__fail(cvt, err) : 0;
-}
-
-int cvt__fail(struct cvt *cvt, int err)
-{
-	if (!cvt->err)
-		cvt->err = err;
-	return err;
 }
 
 /* ---- the lost-stack maps ---- */
