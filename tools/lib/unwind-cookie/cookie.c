@@ -66,6 +66,7 @@ int unwind_cookie__encode(enum unwind_cookie_layout layout, uint32_t cpu, uint64
 		if (!val)
 			return -EINVAL;
 		break;
+	case UNWIND_COOKIE_LAYOUT__MAX:
 	default:
 		return -EINVAL;
 	}
@@ -98,6 +99,7 @@ int unwind_cookie__decode(enum unwind_cookie_layout layout, uint64_t cookie,
 			fields->counter = cookie & SEED_COUNTER_MASK;
 		}
 		return 0;
+	case UNWIND_COOKIE_LAYOUT__MAX:
 	default:
 		return -EINVAL;
 	}

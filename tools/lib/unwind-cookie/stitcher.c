@@ -1058,7 +1058,8 @@ struct unwind_stitcher *unwind_stitcher__new(const struct unwind_stitcher_opts *
 {
 	struct unwind_stitcher *st;
 
-	if (!opts || opts->sz < offsetof(struct unwind_stitcher_opts, layout) + sizeof(opts->layout) ||
+	if (!opts ||
+	    opts->sz < offsetof(struct unwind_stitcher_opts, layout) + sizeof(opts->layout) ||
 	    !uc_opts_tail_zero(opts, opts->sz, sizeof(*opts))) {
 		errno = EINVAL;
 		return NULL;
@@ -1552,8 +1553,9 @@ static int slot_read_ahead(struct unwind_stitcher *st, struct slot *sl,
 	}
 	if (err)
 		return err == -ENOENT ? 0 : err;
-	if (!record_valid(&ahead) || ahead.cookie != sl->cookie || ahead.tid != key.tid ||
-	    ahead.pid != sl->pid || ahead.time < sl->max_time)
+	/* ours, not the caller's size: a bigger one would be read past */
+	if (ahead.sz != sizeof(ahead) || !record_valid(&ahead) || ahead.cookie != sl->cookie ||
+	    ahead.tid != key.tid || ahead.pid != sl->pid || ahead.time < sl->max_time)
 		return 0;
 	nr = unwind_callchain__sanitize(ahead.ips, ahead.nr, &dropped);
 	rec = record_new(st, &ahead, nr);

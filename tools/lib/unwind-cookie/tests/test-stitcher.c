@@ -1107,6 +1107,7 @@ struct find_calls {
 	uint64_t	asked_time[4];
 	uint32_t	asked_tid[4];
 	int		stop_with;	/* returned instead of -ENOENT for C3 */
+	size_t		record_sz;	/* C1's record's sz, if not the library's */
 };
 
 static int find_ahead(void *ctx, const struct unwind_stitcher_sample *first,
@@ -1125,6 +1126,8 @@ static int find_ahead(void *ctx, const struct unwind_stitcher_sample *first,
 			.sz = sizeof(*ahead), .pid = first->pid, .tid = first->tid, .cpu = 5,
 			.time = 5000, .cookie = C1, .ips = U1, .nr = 3,
 		};
+		if (calls->record_sz)
+			ahead->sz = calls->record_sz;
 		return 0;
 	case C2:	/* none in the rest of the file */
 		return -ENODATA;
@@ -1200,6 +1203,19 @@ START_TEST(test_read_ahead_refuses)
 	unwind_stitcher__finish(st);
 	ck_assert_uint_eq(nr_outs, 3);
 	assert_reconciled(st);
+	unwind_stitcher__delete(st);
+
+	/* a record of another size than the library's: not read past, refused */
+	nr_outs = 0;
+	calls = (struct find_calls){ .record_sz = sizeof(struct unwind_stitcher_record) + 8 };
+	st = new_sorted_stitcher();
+	sample(st, 1, 10, 11, 1000, C1);
+	ck_assert_int_eq(unwind_stitcher__read_ahead(st, find_ahead, &calls), 0);
+	ck_assert_int_eq(calls.calls, 1);
+	ck_assert_uint_eq(nr_outs, 0);
+	unwind_stitcher__finish(st);
+	ck_assert_uint_eq(nr_outs, 1);
+	assert_orphan(&outs[0], UNWIND_ORPHAN_STREAM_ENDED);
 	unwind_stitcher__delete(st);
 
 	/* unsorted input: nothing is asked, everything waits */

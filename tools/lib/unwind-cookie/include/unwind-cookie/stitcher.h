@@ -236,8 +236,9 @@ unwind_stitcher__add_sample_ahead(struct unwind_stitcher *st,
  * What unwind_stitcher__read_ahead() asks for each kernel entry whose
  * samples wait: @first holds the entry's pid, tid, cookie, the CPU of its
  * first sample and the time of its earliest.  0 with the entry's record
- * in *@ahead (its @ips valid until the callback is called again or
- * read_ahead() returns); -ENODATA when the rest of the stream has none of
+ * in *@ahead, a record of this library's size (@ahead->sz is set; its
+ * @ips valid until the callback is called again or read_ahead()
+ * returns); -ENODATA when the rest of the stream has none of
  * what add_sample_ahead()'s NULL promises; -ENOENT to leave the samples
  * waiting; any other -errno stops read_ahead(), which returns it.
  */
