@@ -57,7 +57,8 @@ static void add_entry(struct unwind_stitcher *st, uint64_t i)
 	static const uint64_t kernel[] = { (uint64_t)-128, 0xffffffff81001000ULL,
 					   0xffffffff81002000ULL };
 	struct unwind_stitcher_sample s = {
-		.sz = sizeof(s), .pid = 1000 + i % nr_tasks, .tid = 1000 + i % nr_tasks, .cpu = i % 64,
+		.sz = sizeof(s), .pid = 1000 + i % nr_tasks, .tid = 1000 + i % nr_tasks,
+		.cpu = i % 64,
 		.time = 1000 * i, .kernel = kernel, .nr_kernel = 3,
 		.cookie = cookie_of(i),
 	};
@@ -72,7 +73,8 @@ static void add_record(struct unwind_stitcher *st, uint64_t i, uint64_t time)
 	static const uint64_t user[] = { 0x401000, 0x402000, 0x403000, 0x404000, 0x405000,
 					 0x406000, 0x407000, 0x408000 };
 	struct unwind_stitcher_record r = {
-		.sz = sizeof(r), .pid = 1000 + i % nr_tasks, .tid = 1000 + i % nr_tasks, .cpu = (i + 1) % 64,
+		.sz = sizeof(r), .pid = 1000 + i % nr_tasks, .tid = 1000 + i % nr_tasks,
+		.cpu = (i + 1) % 64,
 		.time = time, .cookie = cookie_of(i), .ips = user, .nr = 8,
 	};
 

@@ -25,5 +25,6 @@ for pending in 10 1000 100000; do
 	per=$(( (b - a) / n ))
 	[ -n "$first" ] || first=$per
 	awk -v p="$pending" -v n="$per" -v f="$first" 'BEGIN {
-		printf "pending %7d  %6d instructions/record  (%.2fx the 10-pending cost)\n", p, n, n / f }'
+		printf "pending %7d  %6d instructions/record", p, n
+		printf "  (%.2fx the 10-pending cost)\n", n / f }'
 done

@@ -124,8 +124,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			r->cookie = cookie;
 			r->time = t;
 			r->nr = c % (MAX_NR + 1);
-			for (i = 0; i < r->nr; i++)
-				r->ips[i] = (c & 0x20) && i == 2 ? (uint64_t)-600 : 0x400000 + a * 16 + i;
+			for (i = 0; i < r->nr; i++) {
+				/* a context marker inside the trace now and then */
+				if ((c & 0x20) && i == 2)
+					r->ips[i] = (uint64_t)-600;
+				else
+					r->ips[i] = 0x400000 + a * 16 + i;
+			}
 			in = (struct unwind_stitcher_record){
 				.sz = sizeof(in), .pid = pid, .tid = tid, .cpu = b & 3, .time = t,
 				.cookie = cookie, .ips = r->ips, .nr = r->nr,
@@ -144,7 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unwind_stitcher__lost(st, c & 3, t);
 			break;
 		case 6:
-			if (unwind_stitcher__add_passthrough(st, t, (void *)(uintptr_t)nr_passed++, c))
+			if (unwind_stitcher__add_passthrough(st, t, (void *)(uintptr_t)nr_passed++,
+							     c))
 				abort();
 			break;
 		}

@@ -104,7 +104,8 @@ static void assert_deferred_chain(const struct unwind_kmodel_event *e, uint64_t 
 }
 
 static void assert_record(const struct unwind_kmodel_event *e, uint32_t tid, uint32_t cpu,
-			  uint64_t time, uint64_t id, uint64_t cookie, const uint64_t *ips, size_t nr)
+			  uint64_t time, uint64_t id, uint64_t cookie,
+			  const uint64_t *ips, size_t nr)
 {
 	ck_assert_int_eq(e->type, UNWIND_KMODEL_RECORD);
 	ck_assert_uint_eq(e->tid, tid);
@@ -704,7 +705,8 @@ START_TEST(test_register_ebusy)
 	ck_assert_int_eq(unwind_kmodel__user_register(km, noop_callback, NULL), 30);
 	ck_assert_int_eq(unwind_kmodel__user_register(km, noop_callback, NULL), -EBUSY);
 
-	ck_assert_int_eq(unwind_kmodel__user_unregister(km, 0), -EINVAL);	/* the model's own */
+	/* the model's own */
+	ck_assert_int_eq(unwind_kmodel__user_unregister(km, 0), -EINVAL);
 	ck_assert_int_eq(unwind_kmodel__user_unregister(km, -1), -EINVAL);
 	ck_assert_int_eq(unwind_kmodel__user_unregister(km, UNWIND_KMODEL_MAX_USERS), -EINVAL);
 	ck_assert_int_eq(unwind_kmodel__user_register(km, NULL, NULL), -EINVAL);
@@ -993,7 +995,8 @@ START_TEST(test_many_tasks)
 	for (i = 0; i < 1000; i++) {
 		tid = (uint32_t)i + 1;
 		ck_assert_uint_eq(e[i].tid, tid);
-		ck_assert_uint_eq(e[i].cookie, (uint64_t)(2 * ((tid - 1) / 4) + 1) << 32 | (tid % 4 + 1));
+		ck_assert_uint_eq(e[i].cookie,
+				  (uint64_t)(2 * ((tid - 1) / 4) + 1) << 32 | (tid % 4 + 1));
 		assert_truth(&e[i], &U1[tid % 3], 1);
 		ck_assert_uint_eq(e[1000 + i].tid, 1000 - i);
 	}
@@ -1032,8 +1035,9 @@ START_TEST(test_file_order)
 	/* A second round with both CPUs. */
 	task(km, 2, 1, U2, ARRAY_SIZE(U2));
 	task(km, 3, 0, U2, ARRAY_SIZE(U2));
-	ck_assert_int_eq(unwind_kmodel__sample(km, 2, 12, 1, NULL, 0, true), 2);	/* +3 at 13 */
-	ck_assert_int_eq(unwind_kmodel__sample(km, 3, 15, 1, NULL, 0, true), 4);	/* +5 at 16 */
+	/* +3 at 13, +5 at 16 */
+	ck_assert_int_eq(unwind_kmodel__sample(km, 2, 12, 1, NULL, 0, true), 2);
+	ck_assert_int_eq(unwind_kmodel__sample(km, 3, 15, 1, NULL, 0, true), 4);
 	ck_assert_int_eq(unwind_kmodel__file_order(km, 10, order, 6), 0);
 	ck_assert_uint_eq(order[0], 1);
 	ck_assert_uint_eq(order[1], 0);

@@ -114,7 +114,8 @@ static void random_stack(struct rng *r, struct unwind_kmodel *km, uint32_t tid, 
 	size_t nr = chance(r, 8) ? 0 : 1 + pick(r, 6), i;
 
 	for (i = 0; i < nr; i++)
-		ips[i] = 0x400000 + ((uint64_t)tid << 16) + ((uint64_t)gen << 8) + i * 16 + pick(r, 8);
+		ips[i] = 0x400000 + ((uint64_t)tid << 16) + ((uint64_t)gen << 8) + i * 16 +
+			 pick(r, 8);
 	/*
 	 * The kernel's unwinder stores 0 return addresses like any other: the
 	 * outermost frame's, and now and then one with more frames after it.
@@ -142,6 +143,8 @@ static struct unwind_kmodel *generate(struct rng *r)
 	struct gtask tasks[NR_TASKS];
 	unsigned int steps = 10 + pick(r, 150), i, gen = 0;
 	uint64_t t = 1000;
+	long n;
+	int err;
 
 	if (opts.layout == UNWIND_COOKIE_LAYOUT_SEED)
 		opts.counter_start = 1;
@@ -171,8 +174,9 @@ static struct unwind_kmodel *generate(struct rng *r)
 			if (what < 30) {
 				/* tid reuse by another process */
 				g->pid += 1000;
-				ck_assert_int_eq(unwind_kmodel__task_new(km, g->pid, g->tid,
-									 pick(r, opts.nr_cpus), 0), 0);
+				err = unwind_kmodel__task_new(km, g->pid, g->tid,
+							      pick(r, opts.nr_cpus), 0);
+				ck_assert_int_eq(err, 0);
 				random_stack(r, km, g->tid, gen++);
 				g->alive = true;
 				g->in_kernel = false;
@@ -184,8 +188,9 @@ static struct unwind_kmodel *generate(struct rng *r)
 				ck_assert_int_eq(unwind_kmodel__task_enter(km, g->tid, t), 0);
 				g->in_kernel = true;
 			} else if (what < 70) {
-				ck_assert_int_ge(unwind_kmodel__sample(km, g->tid, t, 1 + pick(r, 2),
-								       kernel, 2, true), 0);
+				n = unwind_kmodel__sample(km, g->tid, t, 1 + pick(r, 2),
+							  kernel, 2, true);
+				ck_assert_int_ge(n, 0);
 			} else if (what < 80) {
 				random_stack(r, km, g->tid, gen++);
 			} else if (what < 83) {
@@ -244,6 +249,7 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 {
 	uint64_t clock = 0, round_clock = 0, cur_round = 0;
 	size_t i, j;
+	int err;
 
 	if (round)
 		ck_assert_int_eq(unwind_stitcher__horizon(st, 0), 0);
@@ -261,8 +267,8 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 		switch (e->type) {
 		case UNWIND_KMODEL_SAMPLE: {
 			struct unwind_stitcher_sample s = {
-				.sz = sizeof(s), .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
-				.payload = (void *)(uintptr_t)order[i],
+				.sz = sizeof(s), .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+				.time = e->time, .payload = (void *)(uintptr_t)order[i],
 			};
 
 			s.nr_kernel = e->cookie ? e->nr - 2 : e->nr;
@@ -274,8 +280,8 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 		case UNWIND_KMODEL_RECORD: {
 			uint64_t ips[UNWIND_COOKIE_MAX_DEFERRED_DEPTH];
 			struct unwind_stitcher_record rec = {
-				.sz = sizeof(rec), .pid = e->pid, .tid = e->tid, .cpu = e->cpu, .time = e->time,
-				.cookie = e->cookie, .ips = ips, .nr = e->nr,
+				.sz = sizeof(rec), .pid = e->pid, .tid = e->tid, .cpu = e->cpu,
+				.time = e->time, .cookie = e->cookie, .ips = ips, .nr = e->nr,
 			};
 			unsigned int copies = 1;
 
@@ -299,10 +305,12 @@ static void feed(struct unwind_stitcher *st, struct run *run, const size_t *orde
 			break;
 		}
 		case UNWIND_KMODEL_EXEC:
-			ck_assert_int_eq(unwind_stitcher__task_exec(st, e->pid, e->tid, e->time), 0);
+			err = unwind_stitcher__task_exec(st, e->pid, e->tid, e->time);
+			ck_assert_int_eq(err, 0);
 			break;
 		case UNWIND_KMODEL_EXIT:
-			ck_assert_int_eq(unwind_stitcher__task_exit(st, e->pid, e->tid, e->time), 0);
+			err = unwind_stitcher__task_exit(st, e->pid, e->tid, e->time);
+			ck_assert_int_eq(err, 0);
 			break;
 		}
 	}

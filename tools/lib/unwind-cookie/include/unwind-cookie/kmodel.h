@@ -85,7 +85,8 @@ struct unwind_kmodel_opts {
 	uint64_t			first_listener_id;
 };
 
-LIBUNWIND_COOKIE_API struct unwind_kmodel *unwind_kmodel__new(const struct unwind_kmodel_opts *opts);
+LIBUNWIND_COOKIE_API struct unwind_kmodel *
+unwind_kmodel__new(const struct unwind_kmodel_opts *opts);
 LIBUNWIND_COOKIE_API void unwind_kmodel__delete(struct unwind_kmodel *km);
 
 /*
