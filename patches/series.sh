@@ -12,8 +12,10 @@
 #       its files added to the same commit (a NAME.msg line: a commit of
 #       new files only, with that message), then OUT/ gets the mails,
 #       0000-cover-letter.patch from HOOKDIR/cover-letter.txt (subject
-#       line, blank line, text).  Every file of REPO/tools/perf and every
-#       hook must be in the series exactly once.  Commit dates are the
+#       line, blank line, text).  A file is named from tools/perf/, or
+#       from the top of the tree when under tools/lib/.  Every file of
+#       REPO/tools/perf and REPO/tools/lib/unwind-cookie and every hook
+#       must be in the series exactly once.  Commit dates are the
 #       hooks' own and a fixed one, so that the same input gives the same
 #       mails.
 #   series.sh check PRISTINE SERIES BUILDTREE WORK [full]
@@ -21,7 +23,9 @@
 #       first read by checkpatch.pl (an ERROR fails); after each patch a
 #       compile of every .c file it touches and of every file touched so
 #       far that includes a header it touches (a patch that needs a later
-#       one fails, naming itself; 'full': all of perf after each patch),
+#       one fails, naming itself; 'full': all of perf after each patch;
+#       after a patch of tools/lib/unwind-cookie/, the library and its unit
+#       tests; after one of Makefile.perf, its 'prepare', libraries included),
 #       and the last patch's tree equal to BUILDTREE, byte for byte: the
 #       tree build/perf was built and linked from (so that build is the
 #       series' full build).  PERF_MAKE (the environment): the perf make
@@ -63,10 +67,11 @@ make_series() {
 			used+=("$(basename "$hook")")
 		fi
 		for f in $files; do
-			[ -f "$top/tools/perf/$f" ] || die "series names tools/perf/$f: no such file"
-			mkdir -p "$tree/tools/perf/$(dirname "$f")"
-			cp -p "$top/tools/perf/$f" "$tree/tools/perf/$f"
-			(cd "$tree" && git add "tools/perf/$f")
+			case $f in tools/lib/*) ;; *) f=tools/perf/$f ;; esac
+			[ -f "$top/$f" ] || die "series names $f: no such file"
+			mkdir -p "$tree/$(dirname "$f")"
+			cp -p "$top/$f" "$tree/$f"
+			(cd "$tree" && git add "$f")
 			listed+=("$f")
 		done
 		if [[ $name == *.msg ]]; then
@@ -80,9 +85,9 @@ make_series() {
 	local missing
 	missing=$(comm -23 <(cd "$hookdir" && ls 0*.patch | sort) <(printf '%s\n' "${used[@]}" | sort))
 	[ -z "$missing" ] || die "hooks not in the series: $missing"
-	missing=$(comm -23 <(cd "$top" && git ls-files --cached --others --exclude-standard tools/perf |
-			     sed 's|^tools/perf/||' | sort) <(printf '%s\n' "${listed[@]}" | sort))
-	[ -z "$missing" ] || die "files of tools/perf not in the series: $missing"
+	missing=$(comm -23 <(cd "$top" && git ls-files --cached --others --exclude-standard \
+				tools/perf tools/lib/unwind-cookie | sort) <(printf '%s\n' "${listed[@]}" | sort))
+	[ -z "$missing" ] || die "files not in the series: $missing"
 	[ "$(printf '%s\n' "${listed[@]}" | sort | uniq -d)" = "" ] || die "a file is in the series twice"
 
 	(cd "$tree" && git config branch.deferred-callchains.description "$(cat "$hookdir/cover-letter.txt")" &&
@@ -145,9 +150,13 @@ check_series() {
 			die "$name: checkpatch.pl reports errors (above)"
 		fi
 		mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
-		objs=() headers=()
+		objs=() headers=() lib= makefile=
 		for f in "${files[@]}"; do
 			case $f in
+			tools/lib/unwind-cookie/*)
+				lib=1 ;;
+			tools/perf/Makefile.perf)
+				makefile=1 ;;
 			tools/perf/*.c)
 				[ -e "$tree/$f" ] && objs+=("${f#tools/perf/}") && touched_so_far+=("$f") ;;
 			tools/perf/*.h|tools/include/*.h|tools/lib/perf/include/*.h)
@@ -169,8 +178,21 @@ check_series() {
 			what="${objs[*]}"
 			perf_make "${objs[@]/#/$obj/}" ||
 				{ grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building $what failed"; }
-		else
+		elif [ -n "$makefile" ]; then
+			# perf's build changed: what every object needs first,
+			# the libraries perf builds included
+			what="prepare"
+			perf_make prepare ||
+				{ grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: perf's prepare failed"; }
+		elif [ -z "$lib" ]; then
 			what="(no C file)"
+		fi
+		# a library patch: the library as it stands, and its unit tests
+		if [ -n "$lib" ]; then
+			what="libunwind-cookie and its tests${objs[*]:+, ${objs[*]}}"
+			env -u MAKEFLAGS -u MAKEOVERRIDES -u MFLAGS make -s -C "$tree/tools/lib/unwind-cookie" \
+				OUTPUT="$work/libunwind-cookie/" run-tests >> "$log" 2>&1 ||
+				{ tail -20 "$log" >&2; die "$name: the library's build or tests failed"; }
 		fi
 		printf '  %-66.66s %s\n' "$name" "$what"
 	done
