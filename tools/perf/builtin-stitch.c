@@ -41,6 +41,7 @@
 #include "util/deferred-convert.h"
 #include "util/deferred-emulate.h"
 #include "util/deferred-export.h"
+#include "util/deferred-stitch.h"
 #include "util/event.h"
 #include "util/evlist.h"
 #include "util/session.h"

@@ -4,9 +4,9 @@
  * PERF_CONTEXT_USER_DEFERRED, cookie joined to the
  * PERF_RECORD_CALLCHAIN_DEFERRED record holding their user part, by
  * libunwind-cookie's stitch engine, while the session delivers them; the
- * pseudo-frames shown where a user part is missing; the summaries.
+ * summaries.  The pseudo-frames shown where a user part is missing are in
+ * deferred-frames.c, what the perf stitch modes share in deferred-stitch.c.
  */
-#include <elf.h>
 #include <endian.h>
 #include <ctype.h>
 #include <errno.h>
@@ -25,7 +25,6 @@
 #include "callchain.h"
 #include "comm.h"
 #include "debug.h"
-#include "dso.h"
 #include "event.h"
 #include "events_stats.h"
 #include "header.h"
@@ -34,7 +33,6 @@
 #include "machine.h"
 #include "map.h"
 #include "session.h"
-#include "symbol.h"
 #include "thread.h"
 #include "time-utils.h"
 #include "tool.h"
@@ -258,109 +256,6 @@ int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, in
 	return -1;
 }
 
-/* ---- pseudo-frames ---- */
-
-/*
- * A map of its own, [deferred], with one symbol per pseudo-frame, so that
- * the frames show by name wherever perf shows symbols (report, script,
- * flame graphs) and sort apart (each at an address of its own, which is
- * also the frame's address):
- *
- *	[user stack lost: <reason>]		0x20 + 0x10 * reason
- *	[user stack deferred: cookie 0x...]	the cookie, for the first
- *						PSEUDO_COOKIE_MAX cookies, when
- *						asked for (perf script)
- *	[user stack deferred]			0x10, for the others
- *
- * Never freed: hist entries and callchain nodes keep pointing to them.
- */
-#define PSEUDO_COOKIE_MAX	65536
-#define PSEUDO_COOKIE_MIN	0x1000	/* above the fixed frames */
-
-static struct {
-	struct dso	*dso;
-	struct map	*map;
-	struct symbol	*deferred;
-	struct symbol	*lost[DEFERRED_ORPHAN__MAX];
-	unsigned int	nr_cookies;
-	bool		cookies;
-	bool		failed;
-} pseudo;
-
-void deferred_callchain__cookie_frames(bool on)
-{
-	pseudo.cookies = on;
-}
-
-static bool pseudo__init(void)
-{
-	if (pseudo.map)
-		return true;
-	if (pseudo.failed)
-		return false;
-
-	pseudo.dso = dso__new("[deferred]");
-	if (!pseudo.dso)
-		goto fail;
-	dso__set_has_srcline(pseudo.dso, false);	/* no file behind it */
-	dso__set_loaded(pseudo.dso);
-	pseudo.map = map__new2(0, pseudo.dso);
-	if (!pseudo.map)
-		goto fail;
-	return true;
-fail:
-	pr_err("not enough memory for the deferred callchain pseudo-frames\n");
-	pseudo.failed = true;
-	return false;
-}
-
-static struct symbol *pseudo__symbol(u64 start, const char *name)
-{
-	struct symbol *sym = symbol__new(start, 1, STB_GLOBAL, STT_FUNC, name);
-
-	if (sym)
-		dso__insert_symbol(pseudo.dso, sym);
-	return sym;
-}
-
-static struct symbol *pseudo__deferred(u64 cookie)
-{
-	struct symbol *sym;
-	char name[64];
-
-	if (cookie >= PSEUDO_COOKIE_MIN && pseudo.cookies) {
-		sym = dso__find_symbol(pseudo.dso, cookie);
-		if (sym && sym->start == cookie)
-			return sym;
-		if (pseudo.nr_cookies < PSEUDO_COOKIE_MAX) {
-			snprintf(name, sizeof(name), "[user stack deferred: cookie %#" PRIx64 "]",
-				 cookie);
-			sym = pseudo__symbol(cookie, name);
-			if (sym) {
-				pseudo.nr_cookies++;
-				return sym;
-			}
-		}
-	}
-	if (!pseudo.deferred)
-		pseudo.deferred = pseudo__symbol(0x10, "[user stack deferred]");
-	return pseudo.deferred;
-}
-
-static struct symbol *pseudo__lost(int reason)
-{
-	char name[64];
-
-	if (reason <= UNWIND_ORPHAN_NONE || reason >= DEFERRED_ORPHAN__MAX)
-		reason = UNWIND_ORPHAN_NONE;
-	if (!pseudo.lost[reason]) {
-		snprintf(name, sizeof(name), "[user stack lost: %s]",
-			 deferred_stitch__reason_name(reason));
-		pseudo.lost[reason] = pseudo__symbol(0x20 + 0x10 * reason, name);
-	}
-	return pseudo.lost[reason];
-}
-
 s64 callchain__deferred_marker(const struct ip_callchain *chain)
 {
 	u64 i;
@@ -381,23 +276,6 @@ bool callchain__has_deferred_tail(const struct ip_callchain *chain)
 	return marker >= 0 && (u64)marker + 2 == chain->nr;
 }
 
-bool deferred_callchain__pseudo_frame(struct thread *thread, const struct perf_sample *sample,
-				      struct map_symbol *ms)
-{
-	const struct deferred_sample_info *info = sample->deferred;
-	const struct ip_callchain *chain = sample->callchain;
-
-	if (!pseudo__init())
-		return false;	/* reported once: the frame is left out */
-	ms->thread = thread;
-	if (info && info->status == DEFERRED_SAMPLE__ORPHAN)
-		ms->sym = pseudo__lost(info->reason);
-	else
-		ms->sym = pseudo__deferred(chain->ips[chain->nr - 1]);
-	ms->map = pseudo.map;
-	return ms->sym != NULL;
-}
-
 struct thread *deferred_callchain__ip_thread(const struct perf_sample *sample,
 					     struct thread *thread, u8 cpumode)
 {
@@ -406,16 +284,6 @@ struct thread *deferred_callchain__ip_thread(const struct perf_sample *sample,
 	if (info && info->user_thread && cpumode == PERF_RECORD_MISC_USER)
 		return info->user_thread;
 	return thread;
-}
-
-int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
-				      const struct perf_sample *sample)
-{
-	struct map_symbol ms = { };
-
-	if (!deferred_callchain__pseudo_frame(thread, sample, &ms))
-		return 0;
-	return callchain_cursor_append(cursor, ms.sym->start, &ms, false, NULL, 0, 0, 0, NULL);
 }
 
 /* ---- the session side ---- */
@@ -1335,7 +1203,8 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 
 /* ---- summaries ---- */
 
-bool perf_session__has_deferred(struct perf_session *session)
+/* True when the session saw deferred samples or records. */
+static bool perf_session__has_deferred(struct perf_session *session)
 {
 	struct deferred_callchain *dc = session->deferred;
 
@@ -1428,23 +1297,6 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 	return ret;
 }
 
-/* ---- printing records ---- */
-
-size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
-						     union perf_event *event, FILE *fp)
-{
-	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
-	struct unwind_cookie_fields fields;
-	size_t ret;
-
-	ret = fprintf(fp, "PERF_RECORD_CALLCHAIN_DEFERRED cookie %#" PRIx64, (u64)cd->cookie);
-	if (!unwind_cookie__decode(deferred__layout(session), cd->cookie, &fields))
-		ret += fprintf(fp, " (cpu %u, counter %" PRIu64 ")", fields.cpu, fields.counter);
-	else
-		ret += fprintf(fp, " (not a 6.19 cookie)");
-	return ret + fprintf(fp, " nr %" PRIu64 "\n", (u64)cd->nr);
-}
-
 int perf_event__callchain_deferred_check(union perf_event *event, struct evlist *evlist,
 					 size_t *need, u64 *room)
 {
@@ -1465,115 +1317,6 @@ int perf_event__callchain_deferred_check(union perf_event *event, struct evlist 
 		return -EMSGSIZE;
 	*room = (size - *need) / sizeof(u64);
 	return cd->nr <= *room ? 0 : -E2BIG;
-}
-
-struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
-							  size_t cap)
-{
-	const struct perf_record_callchain_deferred *cd = &event->callchain_deferred;
-	struct ip_callchain *chain = (struct ip_callchain *)buf;
-
-	/* nr was checked against the record's size before it was queued */
-	if (cap < cd->nr + 2)
-		return NULL;
-	chain->nr = cd->nr + 1;
-	chain->ips[0] = PERF_CONTEXT_USER;
-	memcpy(&chain->ips[1], cd->ips, cd->nr * sizeof(u64));
-	return chain;
-}
-
-/* ---- what the perf stitch modes share ---- */
-
-int deferred_stitch__save_section(struct perf_file_section *section,
-				  struct perf_header *ph __maybe_unused, int feat,
-				  int fd __maybe_unused, void *data)
-{
-	struct perf_file_section *secs = data;
-
-	secs[feat] = *section;
-	return 0;
-}
-
-int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size)
-{
-	it->p = buf;
-	it->end = it->p + size;
-	it->i = 0;
-	if (size < 2 * sizeof(u32))
-		return -EINVAL;
-	memcpy(&it->nr, it->p, sizeof(u32));
-	memcpy(&it->attr_size, it->p + sizeof(u32), sizeof(u32));
-	it->p += 2 * sizeof(u32);
-	return it->attr_size < PERF_ATTR_SIZE_VER0 ? -EINVAL : 0;
-}
-
-int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e)
-{
-	size_t left = it->end - it->p, fixed = (size_t)it->attr_size + 2 * sizeof(u32);
-
-	if (it->i == it->nr)
-		return 0;
-	if (left < fixed)
-		return -EINVAL;
-	e->attr = it->p;
-	memcpy(&e->nr_ids, it->p + it->attr_size, sizeof(u32));
-	memcpy(&e->name_len, it->p + it->attr_size + sizeof(u32), sizeof(u32));
-	if (left - fixed < e->name_len ||
-	    (u64)(left - fixed - e->name_len) < (u64)e->nr_ids * sizeof(u64))
-		return -EINVAL;
-	e->name = it->p + fixed;
-	e->ids = e->name + e->name_len;
-	e->size = fixed + e->name_len + (size_t)e->nr_ids * sizeof(u64);
-	it->p += e->size;
-	it->i++;
-	return 1;
-}
-
-int deferred_stitch__check_cut(struct perf_session *session, const char *path, bool force)
-{
-	if (!evlist__stats(session->evlist)->nr_cut_short_records)
-		return 0;
-	pr_err("%s: the data is cut short (where: above), %s\n", path,
-	       force ? "going on with what there is (-f)" :
-		       "refused; -f to go on with what there is");
-	return force ? 0 : -EINVAL;
-}
-
-int deferred_stitch__check_read(struct perf_session *session, const char *path,
-				u64 delivered, bool force, bool strict)
-{
-	struct events_stats *es = evlist__stats(session->evlist);
-	u64 samples = es->nr_events[PERF_RECORD_SAMPLE];
-	const char *what = force ? "warning" : "error";
-
-	if (strict && (es->nr_invalid_callchain_deferred || es->nr_invalid_deferred_samples)) {
-		pr_err("%s: error: %u malformed PERF_RECORD_CALLCHAIN_DEFERRED records and %u samples with a malformed deferred callchain (offsets above), --strict\n",
-		       path, es->nr_invalid_callchain_deferred, es->nr_invalid_deferred_samples);
-		return -EINVAL;
-	}
-	if (es->nr_unknown_events) {
-		pr_err("%s: %s: %u records of types this perf does not know were skipped (the first: type %u at %#" PRIx64 ")%s\n",
-		       path, what, es->nr_unknown_events, es->first_unknown_type,
-		       es->first_unknown_offset, force ? "" : "; -f to go on without them");
-		if (!force)
-			return -EINVAL;
-	}
-	if (samples && !delivered) {
-		pr_err("%s: %s: %" PRIu64 " samples in the data, none could be read%s\n", path,
-		       what, samples, force ? "" : "; -f to go on");
-		if (!force)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples)
-{
-	if (records)
-		fprintf(fp, "%s%" PRIu64 " malformed CALLCHAIN_DEFERRED records skipped", sep, records);
-	if (samples)
-		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain kept without their user part",
-			sep, samples);
 }
 
 int perf_session__deferred_stats(struct perf_session *session,
@@ -1606,21 +1349,4 @@ int perf_session__deferred_stats(struct perf_session *session,
 		stats->records = dc->nr_records;
 	}
 	return 0;
-}
-
-const char *deferred_stitch__reason_key(int reason)
-{
-	if (reason == DEFERRED_ORPHAN_MALFORMED)
-		return "malformed";
-	return unwind_orphan_reason__key(reason);
-}
-
-void deferred_stitch__tool_read_header(struct perf_tool *tool)
-{
-	tool->attr = perf_event__process_attr;
-	tool->event_update = perf_event__process_event_update;
-	tool->feature = perf_event__process_feature;
-	tool->tracing_data = perf_event__process_tracing_data;
-	tool->build_id = perf_event__process_build_id;
-	tool->id_index = perf_event__process_id_index;
 }

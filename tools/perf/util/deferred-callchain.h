@@ -13,15 +13,10 @@
 
 union perf_event;
 struct perf_sample;
-struct perf_tool;
 
-struct callchain_cursor;
 struct evlist;
 struct ip_callchain;
-struct map_symbol;
 struct option;
-struct perf_file_section;
-struct perf_header;
 struct perf_session;
 struct thread;
 struct unwind_stitcher_stats;
@@ -88,28 +83,6 @@ const char *deferred_sample_info__reason_key(const struct deferred_sample_info *
 s64 callchain__deferred_marker(const struct ip_callchain *chain);
 bool callchain__has_deferred_tail(const struct ip_callchain *chain);
 /*
- * On: a frame per cookie, to find the record of an unstitched sample (perf
- * script). Off (default): one for all, so that histograms aggregate.
- */
-void deferred_callchain__cookie_frames(bool on);
-/*
- * The chain ends in PERF_CONTEXT_USER_DEFERRED, cookie: the pseudo-frame
- * for it goes to @cursor: "[user stack lost: <reason>]" for an orphan,
- * else "[user stack deferred]", or with deferred_callchain__cookie_frames()
- * on "[user stack deferred: cookie 0x...]" (the cookie is then also the
- * frame's address; for the first 65536 cookies).
- */
-int callchain_cursor__append_deferred(struct callchain_cursor *cursor, struct thread *thread,
-				      const struct perf_sample *sample);
-/*
- * The same pseudo-frame as @ms (its map and symbol; not referenced), for
- * the tools that print a chain without a cursor (perf data convert
- * --to-json); false when there is none.
- */
-bool deferred_callchain__pseudo_frame(struct thread *thread, const struct perf_sample *sample,
-				      struct map_symbol *ms);
-
-/*
  * Stitching: every event the session delivers goes through a per-session
  * struct deferred_callchain (see perf_session__deliver_event()), which joins
  * the samples whose callchain ends in PERF_CONTEXT_USER_DEFERRED, cookie to
@@ -172,17 +145,6 @@ int deferred_stitch__parse_window(const struct option *opt, const char *str, int
 int deferred_stitch__parse_max_mem(const struct option *opt, const char *str, int unset);
 
 /*
- * "PERF_RECORD_CALLCHAIN_DEFERRED cookie 0x... (cpu N, counter N) nr N\n";
- * a cookie that does not decode shows "(not a 6.19 cookie)".
- */
-size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *session,
-						     union perf_event *event, FILE *fp);
-/*
- * The record's ips as a sample callchain (PERF_CONTEXT_USER, ips...), to
- * resolve and print like a sample's, in @buf (@cap u64s, nr + 2 needed);
- * NULL when it does not fit.
- */
-/*
  * Whether a PERF_RECORD_CALLCHAIN_DEFERRED holds its fixed part, nr ips
  * and the sample_id trailer of the event that wrote it, found by its id as
  * evlist__parse_sample() finds it: 0; -ENOENT when its id names no event,
@@ -192,11 +154,6 @@ size_t perf_event__fprintf_callchain_deferred_cookie(struct perf_session *sessio
  */
 int perf_event__callchain_deferred_check(union perf_event *event, struct evlist *evlist,
 					 size_t *need, u64 *room);
-struct ip_callchain *perf_event__callchain_deferred_chain(union perf_event *event, u64 *buf,
-							  size_t cap);
-
-/* True when the session saw deferred samples or records. */
-bool perf_session__has_deferred(struct perf_session *session);
 
 /* The records' events have PERF_SAMPLE_CPU: cross_cpu_records is known. */
 bool perf_session__deferred_cpu_known(struct perf_session *session);
@@ -217,59 +174,6 @@ size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr);
 size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE *fp,
 					      const char *prefix);
 
-/*
- * perf_header__process_sections() callback for convert and emulate, which
- * copy the input's features: notes where each is, in @data's
- * struct perf_file_section[HEADER_FEAT_BITS].
- */
-int deferred_stitch__save_section(struct perf_file_section *section, struct perf_header *ph,
-				  int feat, int fd, void *data);
-
-/*
- * HEADER_EVENT_DESC as written: u32 nr, u32 attr_size, then per event its
- * attr (attr_size bytes), u32 nr_ids, u32 len, a name of len bytes and
- * u64 ids[nr_ids], nothing aligned.  Walked in place by convert (defer
- * bits cleared) and emulate (set).
- */
-struct event_desc_iter {
-	char	*p;
-	char	*end;
-	u32	nr;
-	u32	attr_size;
-	u32	i;
-};
-
-struct event_desc_entry {
-	char	*attr;		/* attr_size bytes */
-	u32	nr_ids;
-	u32	name_len;
-	char	*name;
-	char	*ids;		/* nr_ids u64s, unaligned */
-	size_t	size;		/* of the whole entry, attr included */
-};
-
-/* 0, or -EINVAL: shorter than its header, or an attr size below VER0 */
-int event_desc__begin(struct event_desc_iter *it, void *buf, size_t size);
-/* 1 and *@e for the next event, 0 after the last, -EINVAL past the buffer */
-int event_desc__next(struct event_desc_iter *it, struct event_desc_entry *e);
-/*
- * After a perf stitch mode read @session: what it could not read must not
- * pass for a result.  Records of types this perf does not know were
- * skipped, or the data held samples but none was delivered to the tool
- * (@delivered): said naming @path, and -EINVAL, or with @force only a
- * warning and 0.  Malformed CALLCHAIN_DEFERRED records and deferred
- * samples (reported with their offsets, skipped, counted in each mode's
- * summary) are an error only with @strict.
- */
-/*
- * A mode that writes a file makes no result of a recording cut short (the
- * reader said where): -EINVAL naming @path, or with @force a warning and 0.
- */
-int deferred_stitch__check_cut(struct perf_session *session, const char *path, bool force);
-int deferred_stitch__check_read(struct perf_session *session, const char *path,
-				u64 delivered, bool force, bool strict);
-/* For a mode's summary: what was skipped as malformed, each part after @sep */
-void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
 /* Bound on the orphan reasons (DEFERRED_ORPHAN__MAX), for arrays indexed by them. */
 #define DEFERRED_STITCH_REASONS_MAX	16
 /*
@@ -294,16 +198,5 @@ void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, 
  */
 int perf_session__deferred_stats(struct perf_session *session,
 				 struct unwind_stitcher_stats *stats);
-/* the same as identifiers: "record_lost", ... (unwind_orphan_reason__key) */
-const char *deferred_stitch__reason_key(int reason);
-
-/*
- * perf stitch reads every input through a session.  A pipe sends its
- * attrs, features and tracing data as records: give @tool the callbacks
- * that read them, so that every mode reads every pipe (a compressed one:
- * HEADER_COMPRESSED sizes the buffer).  Call it after perf_tool__init(),
- * before setting the mode's own callbacks.
- */
-void deferred_stitch__tool_read_header(struct perf_tool *tool);
 
 #endif /* __PERF_DEFERRED_CALLCHAIN_H */

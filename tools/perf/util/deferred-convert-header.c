@@ -29,6 +29,7 @@
 #include "session.h"
 #include "synthetic-events.h"
 #include "deferred-convert-internal.h"
+#include "deferred-stitch.h"
 
 void deferred_convert__clear_attr(struct perf_event_attr *attr)
 {

@@ -92,6 +92,7 @@
 #include "deferred-callchain.h"
 #include "deferred-convert.h"
 #include "deferred-convert-internal.h"
+#include "deferred-stitch.h"
 #include "stitch-output.h"
 
 /*

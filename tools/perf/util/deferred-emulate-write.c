@@ -40,6 +40,7 @@
 #include "deferred-emulate.h"
 #include "deferred-callchain.h"
 #include "deferred-emulate-internal.h"
+#include "deferred-stitch.h"
 #include "stitch-output.h"
 
 /* ---- the records ---- */

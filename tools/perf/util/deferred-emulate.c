@@ -49,6 +49,7 @@
 #include "util.h"
 #include "deferred-emulate.h"
 #include "deferred-emulate-internal.h"
+#include "deferred-stitch.h"
 #include "stitch-output.h"
 
 /* ---- the emulation ---- */

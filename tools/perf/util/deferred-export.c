@@ -42,6 +42,8 @@
 #include "deferred-export.h"
 #include "deferred-export-offcpu.h"
 #include "deferred-export-stacks.h"
+#include "deferred-frames.h"
+#include "deferred-stitch.h"
 #include "dso.h"
 #include "event.h"
 #include "evlist.h"
