@@ -41,6 +41,34 @@ die() { echo "series: $*" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
+# stage_bases HOOKDIR TOP BASE: BASE/ gets our files as their first mail
+# adds them.  A file of ours is mailed whole, but a later mail may change
+# it: HOOKDIR/stages/NAME.diff (a unified diff of files of ours, named
+# +NAME.diff in that mail's line of the series) is that change, so the
+# file an earlier mail adds is the one of TOP with the series' stages
+# undone, last first.  Each must undo cleanly: a stage no longer fits the
+# file it changes once the file was edited where it changes it, and is
+# then made again.
+stage_bases() {
+	local hookdir=$1 top=$2 base=$3 name files f stages=() i
+
+	rm -rf "$base"
+	mkdir -p "$base/tools"
+	cp -a "$top/tools/perf" "$top/tools/lib" "$base/tools/"
+	while read -r name files; do
+		case $name in ''|'#'*) continue ;; esac
+		for f in $files; do
+			[[ $f == +* ]] || continue
+			[ -f "$hookdir/stages/${f#+}" ] || die "series names $f: no $hookdir/stages/${f#+}"
+			stages+=("$hookdir/stages/${f#+}")
+		done
+	done < "$hookdir/series"
+	for ((i = ${#stages[@]} - 1; i >= 0; i--)); do
+		(cd "$base" && git apply -R "${stages[$i]}") ||
+			die "$(basename "${stages[$i]}") cannot be undone on the files of $top: make it again"
+	done
+}
+
 make_series() {
 	local pristine=$1 hookdir=$2 top=$3 out=$4
 	local tree=$out.git date line name files hook msg used=() listed=()
@@ -54,6 +82,7 @@ make_series() {
 	export GIT_COMMITTER_DATE="$date" GIT_AUTHOR_DATE="$date"
 	(cd "$tree" && git init -q -b deferred-callchains && git add -A &&
 		git commit -q -m "Linux 7.2.13 (tools/perf/MANIFEST)" && git tag base)
+	stage_bases "$hookdir" "$top" "$out.base"
 	while read -r name files; do
 		case $name in ''|'#'*) continue ;; esac
 		if [[ $name == *.msg ]]; then
@@ -67,10 +96,16 @@ make_series() {
 			used+=("$(basename "$hook")")
 		fi
 		for f in $files; do
+			if [[ $f == +* ]]; then
+				# a later step of files an earlier mail added
+				(cd "$tree" && git apply --index "$hookdir/stages/${f#+}") ||
+					die "stages/${f#+} does not apply to the files of the mails before it"
+				continue
+			fi
 			case $f in tools/lib/*) ;; *) f=tools/perf/$f ;; esac
 			[ -f "$top/$f" ] || die "series names $f: no such file"
 			mkdir -p "$tree/$(dirname "$f")"
-			cp -p "$top/$f" "$tree/$f"
+			cp -p "$out.base/$f" "$tree/$f"
 			(cd "$tree" && git add "$f")
 			listed+=("$f")
 		done
@@ -90,6 +125,11 @@ make_series() {
 	[ -z "$missing" ] || die "files not in the series: $missing"
 	[ "$(printf '%s\n' "${listed[@]}" | sort | uniq -d)" = "" ] || die "a file is in the series twice"
 
+	# the stages lead to the files as they are
+	for f in "${listed[@]}"; do
+		cmp -s "$top/$f" "$tree/$f" || die "$f after the last mail is not the file of $top"
+	done
+	rm -rf "$out.base"
 	(cd "$tree" && git config branch.deferred-callchains.description "$(cat "$hookdir/cover-letter.txt")" &&
 		git format-patch -q --numbered --no-signature --zero-commit --cover-letter \
 			--cover-from-description=subject -o "$out" base..HEAD)
@@ -223,7 +263,7 @@ check_series() {
 # HOOKDIR, named by file, and how many of our files it adds whole)
 account() {
 	local hookdir=$1 series=$2 mail n=0 name files subject stat from
-	local mails hooks=0 added=0 largest=0 largest_subject lines
+	local mails hooks=0 added=0 largest=0 largest_subject lines stages
 	local rows=()
 
 	mapfile -t mails < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort | tail -n +2)
@@ -241,13 +281,16 @@ account() {
 		if [ "$lines" -gt "$largest" ]; then
 			largest=$lines largest_subject=$subject
 		fi
-		set -- $files
+		stages=$(printf '%s\n' $files | grep -c '^+' || true)
+		set -- $(printf '%s\n' $files | grep -v '^+' || true)
 		if [[ $name == *.msg ]]; then
 			from="new files only ($# of ours)"
+			[ "$stages" -eq 0 ] || from="changes to files of ours$([ $# -eq 0 ] || echo ", $# new")"
 		else
 			hooks=$((hooks + 1))
 			from="hook \`$(basename "$(ls "$hookdir"/[0-9][0-9][0-9][0-9]-"$name")")\`"
 			[ $# -eq 0 ] || from="$from and $# of our files"
+			[ "$stages" -eq 0 ] || from="$from, changes to files of ours"
 		fi
 		added=$((added + $#))
 		rows+=("| $n | $subject | $stat | $from |")
