@@ -307,7 +307,8 @@ account() {
 
 	$n patches and the cover letter: $hooks made from the hook patches of
 	\`patches/perf-7.2/\` (changes to upstream's own files, each with the
-	new files it is the first user of), $((n - hooks)) of new files only;
+	new files it is the first user of), $((n - hooks)) without a hook (new
+	files only, or changes to files of ours an earlier mail added);
 	together they add $added files of this repository's \`tools/perf/\`
 	and \`tools/lib/unwind-cookie/\`.  The largest adds $largest lines:
 	"$largest_subject".
