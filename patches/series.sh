@@ -20,7 +20,8 @@
 #       mails.
 #   series.sh check PRISTINE SERIES BUILDTREE WORK [full]
 #       git am of SERIES/0001... on a fresh copy of PRISTINE, each mail
-#       first read by checkpatch.pl (an ERROR fails); after each patch a
+#       first read by checkpatch.pl (an ERROR fails, and a warning that
+#       perf-7.2/checkpatch-accepted does not accept); after each patch a
 #       compile of every .c file it touches and of every file touched so
 #       far that includes a header it touches (a patch that needs a later
 #       one fails, naming itself; 'full': all of perf after each patch;
@@ -138,6 +139,40 @@ make_series() {
 	echo "series: $out: $(ls "$out"/0*.patch | wc -l) mails ($(( $(ls "$out"/0*.patch | wc -l) - 1 )) patches and the cover letter)"
 }
 
+# checkpatch_verdict ACCEPTED MAIL OUTPUT: the lines of checkpatch.pl's
+# OUTPUT (--terse --show-types) on MAIL that ACCEPTED does not accept, on
+# stderr, and the status 1 if there are any; the number it accepts on
+# stdout
+checkpatch_verdict() {
+	perl -e '
+		my ($rules, $mail, $out) = @ARGV;
+		my (%accept, @lines, $ok, $bad) = ();
+		open(my $r, "<", $rules) or die "$rules: $!\n";
+		while (<$r>) {
+			next if /^\s*(#|$)/;
+			chomp;
+			my ($type, $re) = split /\t+/;
+			push @{$accept{$type}}, qr/$re/;
+		}
+		open(my $m, "<", $mail) or die "$mail: $!\n";
+		@lines = <$m>;
+		open(my $o, "<", $out) or die "$out: $!\n";
+		while (<$o>) {
+			next unless /^-:(\d+): (ERROR|WARNING|CHECK):(\w+):/;
+			my ($n, $level, $type) = ($1, $2, $3);
+			my $text = $lines[$n - 1] // "";
+			if ($level ne "ERROR" && grep { $text =~ $_ } @{$accept{$type} // []}) {
+				$ok++;
+			} else {
+				print STDERR $_, "    $text";
+				$bad++;
+			}
+		}
+		print $ok // 0, "\n";
+		exit($bad ? 1 : 0);
+	' "$@"
+}
+
 checkpatch_script() {
 	local dir=$1 t
 	mkdir -p "$dir"
@@ -160,7 +195,7 @@ checkpatch_script() {
 check_series() {
 	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-}
 	local tree=$work/tree obj=$work/obj log=$work/log checkpatch p name step=0 files objs headers
-	local touched_so_far=() patches
+	local touched_so_far=() patches accepted nr_accepted=0
 
 	[ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
 	mapfile -t patches < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort)
@@ -183,13 +218,14 @@ check_series() {
 		name=$(basename "$p")
 		(cd "$tree" && git am -q --whitespace=error-all "$p") >> "$log" 2>&1 ||
 			{ tail -20 "$log" >&2; die "$name does not apply with git am"; }
-		# as the list runs it, on the mail: an error fails; the warnings
-		# are mostly long, greppable messages and MAINTAINERS
-		perl "$checkpatch" --no-tree -q --terse - < "$p" > "$work/checkpatch.out" 2>&1 || true
-		if grep -q 'ERROR:' "$work/checkpatch.out"; then
-			grep 'ERROR:' "$work/checkpatch.out" >&2
-			die "$name: checkpatch.pl reports errors (above)"
-		fi
+		# as the list runs it, on the mail: an error fails, and a
+		# warning of a kind checkpatch-accepted does not accept
+		perl "$checkpatch" --no-tree -q --terse --show-types - < "$p" \
+			> "$work/checkpatch.out" 2>&1 || true
+		accepted=$(checkpatch_verdict "$here/perf-7.2/checkpatch-accepted" "$p" \
+				"$work/checkpatch.out") ||
+			die "$name: checkpatch.pl reports the above, which patches/perf-7.2/checkpatch-accepted does not accept"
+		nr_accepted=$((nr_accepted + accepted))
 		mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
 		objs=() headers=() lib= makefile=
 		for f in "${files[@]}"; do
@@ -254,6 +290,7 @@ check_series() {
 			--exclude=series.md README.md Documentation/*.md) >&2; then
 		die "the lines above name a mail by a hook's number or count mails: name it by subject, leave counts to Documentation/series.md"
 	fi
+	echo "series-check: checkpatch.pl: no errors, $nr_accepted warnings, each of a kind patches/perf-7.2/checkpatch-accepted accepts"
 	echo "series-check: ${#patches[@]} mails ($((${#patches[@]} - 1)) patches and the cover letter) apply with git am, pass checkpatch.pl, each compiles what it touches; the result is the tree build/perf is built from"
 }
 

@@ -190,7 +190,8 @@ static void stitch__stats_text(const struct stitch_stats *ss, FILE *fp)
 	for (r = 1; r < UNWIND_ORPHAN__MAX; r++)
 		fprintf(fp, "  %-20s %" PRIu64 "\n", deferred_stitch__reason_name(r),
 			st->orphans[r]);
-	fprintf(fp, "  %-20s %" PRIu64 "\n", deferred_stitch__reason_name(DEFERRED_ORPHAN_MALFORMED),
+	fprintf(fp, "  %-20s %" PRIu64 "\n",
+		deferred_stitch__reason_name(DEFERRED_ORPHAN_MALFORMED),
 		stitch__malformed_orphans(ss));
 	fprintf(fp, "%-22s %" PRIu64 "\n", "records:", st->records);
 	fprintf(fp, "%-22s %" PRIu64 " (%" PRIu64 " conflicting)\n", "duplicate records:",

@@ -208,7 +208,8 @@ static int parse_scaled(const char *str, const struct unit_suffix *units, size_t
 int deferred_stitch__parse_window(const struct option *opt, const char *str, int unset)
 {
 	static const struct unit_suffix units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1000000 },
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "", 1000000 },
 	};
 	u64 *window = opt->value;
 
@@ -1130,7 +1131,8 @@ int deferred_callchain__live_tick(struct perf_session *session)
 	quiet_for = rdclock() - dc->clock_read_at;
 	if (quiet_for <= window)
 		return 0;
-	return deferred__result(dc, unwind_stitcher__advance(dc->st, dc->clock + quiet_for - window));
+	return deferred__result(dc, unwind_stitcher__advance(dc->st,
+							     dc->clock + quiet_for - window));
 }
 
 size_t deferred_callchain__snprintf_live(struct perf_session *session, char *bf, size_t size)
@@ -1290,7 +1292,8 @@ size_t perf_session__fprintf_deferred_summary(struct perf_session *session, FILE
 			       " unclaimed records; record - sample time (ns): min %" PRId64
 			       ", median %" PRId64 ", p99 %" PRId64 ", max %" PRId64 "\n", prefix,
 			       stats.peak_pending_samples, stats.peak_pending_bytes / 1024,
-			       stats.truncated_records, stats.empty_records, stats.unclaimed_records,
+			       stats.truncated_records, stats.empty_records,
+			       stats.unclaimed_records,
 			       stats.latency.min, stats.latency.median, stats.latency.p99,
 			       stats.latency.max);
 	}

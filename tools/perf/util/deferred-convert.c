@@ -385,8 +385,8 @@ static int cvt__attr(const struct perf_tool *tool, union perf_event *event,
 	err = perf_event__process_attr(tool, event, pevlist);
 	if (err)
 		return err;
-	deferred_convert__check_attr_tail(cvt, &in->attr, in_sz, evsel__name(evlist__last(*pevlist)),
-					  INT_MAX);
+	deferred_convert__check_attr_tail(cvt, &in->attr, in_sz,
+					  evsel__name(evlist__last(*pevlist)), INT_MAX);
 	if (!cvt->pipe_out) {
 		/* goes into the file's header: it must fit before the data */
 		if (cvt->data_started &&

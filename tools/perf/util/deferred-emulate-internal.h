@@ -64,7 +64,8 @@ struct emu_event {
 	u64			id;		/* sample id, or -1 */
 	u32			pid;
 	u32			tid;
-	u32			cpu;		/* derived: see deferred_emulate__prepare_events() */
+	/* derived: see deferred_emulate__prepare_events() */
+	u32			cpu;
 	u32			raw_cpu;	/* as parsed, or -1 */
 	u32			round;
 	u16			kind;

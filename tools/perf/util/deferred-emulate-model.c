@@ -56,7 +56,8 @@
 enum emu_task_state {
 	EMU_T_NONE,		/* in user space, as far as we know */
 	EMU_T_OPEN,		/* in a kernel entry */
-	EMU_T_RETURNING,	/* a return point was seen: the record comes before the next event */
+	/* a return point was seen: the record comes before the next event */
+	EMU_T_RETURNING,
 };
 
 struct emu_task {

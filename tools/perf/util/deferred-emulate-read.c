@@ -412,7 +412,8 @@ int deferred_emulate__check_evlist(struct emu *emu, struct evlist *evlist)
 		}
 		if (!evsel__emu_defers(evsel))
 			continue;
-		if (!(attr->sample_type & PERF_SAMPLE_TIME) || !(attr->sample_type & PERF_SAMPLE_TID)) {
+		if (!(attr->sample_type & PERF_SAMPLE_TIME) ||
+		    !(attr->sample_type & PERF_SAMPLE_TID)) {
 			pr_err("%s: samples need a time and a tid\n", evsel__name(evsel));
 			return -EINVAL;
 		}

@@ -173,7 +173,8 @@ void deferred_emulate__count(struct emu *emu)
 			st->ret_fallback++;
 		else if (entry->how == EMU_RET_EXIT)
 			st->ret_exit++;
-		if (entry->record != EMU_NONE && emu->records[entry->record].cpu != entry->first_cpu)
+		if (entry->record != EMU_NONE &&
+		    emu->records[entry->record].cpu != entry->first_cpu)
 			st->migrated++;
 	}
 	for (i = 0; i < emu->nr_records; i++) {

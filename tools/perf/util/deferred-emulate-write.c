@@ -383,7 +383,8 @@ int deferred_emulate__write_data(struct emu *emu, struct stitch_buf *out)
 			err = emu__write_attr_event(emu, out, &emu->ev[i]);
 			break;
 		default:
-			err = stitch_buf__write(out, emu->ev[i].event, emu->ev[i].event->header.size);
+			err = stitch_buf__write(out, emu->ev[i].event,
+						emu->ev[i].event->header.size);
 			break;
 		}
 	}

@@ -559,7 +559,8 @@ static int reader__walk_fp(struct export_reader *rd, struct thread *thread,
 			continue;
 		}
 		entries++;
-		err = export__resolve_ip(&rd->es, deferred_callchain__ip_thread(sample, thread, cpumode),
+		err = export__resolve_ip(&rd->es,
+					 deferred_callchain__ip_thread(sample, thread, cpumode),
 					 cpumode, ip, &frames, &n);
 		for (f = 0; !err && f < n; f++)
 			err = reader__push(rd, rd->es.addr_frames[frames + f]);
@@ -1148,7 +1149,8 @@ static bool evsel__period_is_ns(struct evsel *evsel)
 	return evsel__header_ends_in_event(evsel) &&
 	       ((attr->sample_type & PERF_SAMPLE_PERIOD) || !attr->freq) &&
 	       attr->type == PERF_TYPE_SOFTWARE &&
-	       (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK);
+	       (attr->config == PERF_COUNT_SW_CPU_CLOCK ||
+		attr->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
 /*
@@ -1977,8 +1979,8 @@ void deferred_export__fprintf_stats(const struct deferred_export_stats *st, FILE
 		fprintf(fp, "; %" PRIu64 " switches of the idle task and %" PRIu64
 			" of exiting tasks left out", st->idle_switches, st->exiting_switches);
 	if (st->unmatched_switches)
-		fprintf(fp, "; %" PRIu64 " switches left out, their task switched out again"
-			" before a recorded switch-in", st->unmatched_switches);
+		fprintf(fp, "; %" PRIu64 " switches left out, their task switched out again before a recorded switch-in",
+			st->unmatched_switches);
 	if (st->other_events)
 		fprintf(fp, "; %" PRIu64 " samples of other events left out (--event)",
 			st->other_events);

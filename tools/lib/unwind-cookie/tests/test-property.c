@@ -465,7 +465,8 @@ static void check_scenario(unsigned int seed)
 			if (!want) {
 				ck_assert_msg(o->status == UNWIND_STITCH_ORPHAN &&
 					      o->reason == UNWIND_ORPHAN_UNWIND_FAILED,
-					      "seed %u: sample %zu: empty unwind not reported", seed, i);
+					      "seed %u: sample %zu: empty unwind not reported",
+					      seed, i);
 				continue;
 			}
 			ck_assert_msg(o->status == UNWIND_STITCH_STITCHED,
@@ -473,7 +474,8 @@ static void check_scenario(unsigned int seed)
 				      seed, i, unwind_orphan_reason__name(o->reason));
 			ck_assert_uint_eq(o->nr_user, want);
 			ck_assert_msg(!memcmp(run.user[i], e->truth, want * sizeof(uint64_t)),
-				      "seed %u: sample %zu stitched to the wrong user chain", seed, i);
+				      "seed %u: sample %zu stitched to the wrong user chain",
+				      seed, i);
 			ck_assert_int_eq(o->late, e->late);
 			late += e->late;
 			stitched++;
