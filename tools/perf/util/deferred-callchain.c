@@ -1234,6 +1234,13 @@ const char *deferred_stitch__reason_name(int reason)
 	return unwind_orphan_reason__name(reason);
 }
 
+const char *deferred_stitch__reason_key(int reason)
+{
+	if (reason == DEFERRED_ORPHAN_MALFORMED)
+		return "malformed";
+	return unwind_orphan_reason__key(reason);
+}
+
 size_t deferred_stitch__fprintf_orphans(FILE *fp, const u64 *by_reason, int nr)
 {
 	const char *sep = " (";

@@ -159,6 +159,8 @@ int perf_event__callchain_deferred_check(union perf_event *event, struct evlist 
 bool perf_session__deferred_cpu_known(struct perf_session *session);
 /* "record lost", "task exited", ... (unwind_orphan_reason__name) */
 const char *deferred_stitch__reason_name(int reason);
+/* the same as identifiers: "record_lost", ... (unwind_orphan_reason__key) */
+const char *deferred_stitch__reason_key(int reason);
 /*
  * For every summary: " (record lost N, task exited N)", the non-zero of
  * @nr counts indexed by enum unwind_orphan_reason; nothing if all are 0

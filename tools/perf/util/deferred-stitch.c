@@ -7,7 +7,6 @@
 #include <string.h>
 #include <linux/compiler.h>
 #include <perf/event.h>
-#include <unwind-cookie/stitcher.h>
 #include "debug.h"
 #include "event.h"
 #include "events_stats.h"
@@ -15,7 +14,6 @@
 #include "header.h"
 #include "session.h"
 #include "tool.h"
-#include "deferred-callchain.h"
 #include "deferred-stitch.h"
 
 int deferred_stitch__save_section(struct perf_file_section *section,
@@ -108,13 +106,6 @@ void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, 
 	if (samples)
 		fprintf(fp, "%s%" PRIu64 " samples with a malformed deferred callchain kept without their user part",
 			sep, samples);
-}
-
-const char *deferred_stitch__reason_key(int reason)
-{
-	if (reason == DEFERRED_ORPHAN_MALFORMED)
-		return "malformed";
-	return unwind_orphan_reason__key(reason);
 }
 
 void deferred_stitch__tool_read_header(struct perf_tool *tool)

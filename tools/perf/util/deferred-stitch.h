@@ -72,9 +72,6 @@ int deferred_stitch__check_read(struct perf_session *session, const char *path,
 /* For a mode's summary: what was skipped as malformed, each part after @sep */
 void deferred_stitch__fprintf_malformed(FILE *fp, const char *sep, u64 records, u64 samples);
 
-/* the orphan reasons as identifiers: "record_lost", ... (unwind_orphan_reason__key) */
-const char *deferred_stitch__reason_key(int reason);
-
 /*
  * perf stitch reads every input through a session.  A pipe sends its
  * attrs, features and tracing data as records: give @tool the callbacks
