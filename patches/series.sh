@@ -131,7 +131,12 @@ make_series() {
 		cmp -s "$top/$f" "$tree/$f" || die "$f after the last mail is not the file of $top"
 	done
 	rm -rf "$out.base"
-	(cd "$tree" && git config branch.deferred-callchains.description "$(cat "$hookdir/cover-letter.txt")" &&
+	# the cover letter's count of upstream's files changed, from the series
+	local changes
+	changes=$(cd "$tree" && git diff --numstat --diff-filter=M base HEAD |
+		awk '{ f++; a += $1; d += $2 } END { printf "%d files (%d lines added, %d removed)", f, a, d }')
+	(cd "$tree" && git config branch.deferred-callchains.description \
+		"$(sed "s/@UPSTREAM_CHANGES@/$changes/" "$hookdir/cover-letter.txt")" &&
 		git format-patch -q --numbered --no-signature --zero-commit --cover-letter \
 			--cover-from-description=subject -o "$out" base..HEAD)
 	rm -rf "$tree"
