@@ -243,7 +243,7 @@ demo: node-deps
 
 # Real deferred callchains: Debian's Linux 7.2 (sid, pinned 7.2.13-1) booted
 # in QEMU (TCG) with the host's root over virtiofs, build/perf recording
-# the workloads of tests/vm/workloads natively (--call-graph=deferred and
+# the workloads of tests/workloads natively (--call-graph=deferred and
 # fp,defer) into build/vm/rec (see tests/vm/README.md).  vm-check then
 # checks the recordings; when the VM cannot boot it fails, or with
 # VM_OPTIONAL=1 says "vm-check: SKIPPED: <reason>" and succeeds.
@@ -253,9 +253,10 @@ VM_CFLAGS ?= -O1 -g -fno-omit-frame-pointer -pthread -Wall -Wextra
 # built as if in /mnt/clone, where the guest runs them (tests/vm/guest-record.sh):
 # the same binary and build id in every clone, and none names the checkout
 VM_CFLAGS += -fdebug-prefix-map=$(CURDIR)=/mnt/clone
-VM_WORKLOADS := $(patsubst tests/vm/workloads/%.c,$(VM_DIR)/bin/%,$(wildcard tests/vm/workloads/*.c))
+# the guest's programs among tests/workloads/ (the others are the suites')
+VM_WORKLOADS := $(addprefix $(VM_DIR)/bin/,blocker execloop forker offcpu sleepers threads)
 
-$(VM_DIR)/bin/%: tests/vm/workloads/%.c tests/vm/workloads/common.h
+$(VM_DIR)/bin/%: tests/workloads/%.c tests/workloads/common.h
 	@mkdir -p $(@D)
 	$(VM_CC) $(VM_CFLAGS) -o $@ $<
 

@@ -23,7 +23,7 @@
 #                            npm); the two outputs must be identical
 #
 # The generated files: /usr/bin/perf record -g of the emulate workload
-# (tests/perf/helpers/emulate-workload.c) for each of GEN_MS, made deferred
+# (tests/workloads/emulate-workload.c) for each of GEN_MS, made deferred
 # by perf stitch --emulate (this host's kernel cannot defer).
 #
 # Per command: cpu = user + sys seconds of it and of every process it
@@ -184,7 +184,7 @@ done
 [ ${#vm[@]} -eq 3 ] || echo "# no recordings of the 7.2 guest in $BENCH_VM (make bench records them; the VM could not boot?): their rows are left out"
 
 $CC -O1 -g -fno-omit-frame-pointer -pthread -o workload \
-	"$top/tests/perf/helpers/emulate-workload.c" || die "cannot build the workload"
+	"$top/tests/workloads/emulate-workload.c" || die "cannot build the workload"
 gen=()
 for ms in $GEN_MS; do
 	"$SYS_PERF" record -q -g --sample-cpu -e cpu-clock -e raw_syscalls:sys_exit \

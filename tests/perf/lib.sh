@@ -244,7 +244,7 @@ build_workload() {
 # Both record with SYS_PERF and end the suite when it fails.
 
 # record_fp OUT N: the standard frame-pointer recording of
-# tests/perf/helpers/emulate-workload.c, built as ./workload (the suites run it
+# tests/workloads/emulate-workload.c, built as ./workload (the suites run it
 # again), with N as its argument: callchains on every sample, sys_exit
 # among them (deferred like any sample), the CPU (records returning on
 # another CPU), context switches, small buffers for many rounds
@@ -252,7 +252,7 @@ record_fp() {
 	local out=$1 arg=$2
 	local args=(-g --sample-cpu --switch-events -e cpu-clock -e raw_syscalls:sys_exit)
 
-	build_workload "$here/helpers/emulate-workload.c" workload -O1 -pthread
+	build_workload "$top/tests/workloads/emulate-workload.c" workload -O1 -pthread
 	if ! "$SYS_PERF" record -q -m 64 "${args[@]}" -o "$out" -- ./workload "$arg" \
 			> "$out.record.log" 2>&1; then
 		cat "$out.record.log"

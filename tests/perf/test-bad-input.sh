@@ -44,7 +44,7 @@ require_perf
 
 corpus=$top/tests/corpus/real-7.2
 "$CC" -g -O0 -fno-inline -no-pie -pthread -fno-omit-frame-pointer -o workload \
-	"$here/helpers/workload.c" || abort "cannot build the workload"
+	"$top/tests/workloads/workload.c" || abort "cannot build the workload"
 mkdir -p scen in
 "$PY" "$here/helpers/scenarios.py" gen --workload ./workload --out scen cross_cpu > /dev/null ||
 	abort "scenarios.py gen cross_cpu"

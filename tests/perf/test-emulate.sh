@@ -5,7 +5,7 @@
 # (tools/perf/util/deferred-emulate*.c and the perf stitch and perf record
 # hooks of patches/perf-7.2).
 #
-# Records a frame-pointer workload (tests/perf/helpers/emulate-workload.c: system
+# Records a frame-pointer workload (tests/workloads/emulate-workload.c: system
 # calls, page faults, sleeps, threads, a thread moved between CPUs inside
 # long reads) with the system perf, turns it into the deferred format of
 # Linux 6.19 with the patched perf and checks the result against the

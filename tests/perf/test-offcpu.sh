@@ -124,10 +124,10 @@ check "--count=bogus: fails, says why" eval "[ $? -ne 0 ] && has bogus.err \"unk
 # ------------------------------------------------------------ live
 # perf record --off-cpu (this perf has no BPF: sched_switch with deferred
 # callchains and switch events; frame pointers on a kernel that cannot
-# defer) of tests/vm/workloads/offcpu.c, whose threads measure their own
+# defer) of tests/workloads/offcpu.c, whose threads measure their own
 # time off CPU in four functions: each within 5% (make vm-check does the
 # same in the 7.2 guest, deferred).  Its I/O goes to build/, on a disk.
-build_workload "$top/tests/vm/workloads/offcpu.c" offcpu -O1 -pthread -I"$top/tests/vm/workloads"
+build_workload "$top/tests/workloads/offcpu.c" offcpu -O1 -pthread -I"$top/tests/workloads"
 "$PERF" record --off-cpu -o live.data -- ./offcpu 1.5 "$top/build" > live.out 2> live.err
 check "perf record --off-cpu: exit 0" eval "[ $? -eq 0 ] || { cat live.err; false; }"
 check "perf record --off-cpu: says what it records instead of BPF's offcpu-time" \

@@ -42,7 +42,7 @@ recorder=$PERF
 # The recorded program burns 40M iterations (tens of ms) so that every
 # recording has samples: 'true' can exit before the first tick of
 # cpu-clock, and a pipe recording of it then had none on some machines.
-build_workload "$here/helpers/loop.c" loop -O0
+build_workload "$top/tests/workloads/loop.c" loop -O0
 if ! "$recorder" record -q -e cpu-clock -g -o base.data -- ./loop > record.log 2>&1; then
 	cat record.log
 	abort "perf record -e cpu-clock -g -- ./loop ($recorder)"

@@ -36,7 +36,7 @@ fi
 ok "build fake-defer-kernel.so"
 
 # a workload with frame pointers and a known call path
-build_workload "$here/helpers/loop.c" loop -O0 -mno-omit-leaf-frame-pointer
+build_workload "$top/tests/workloads/loop.c" loop -O0 -mno-omit-leaf-frame-pointer
 
 # rec NAME [perf record options...]: perf record -o NAME.data ... -- ./loop,
 # stdout+stderr in NAME.out, exit status in NAME.rc.  With FAKE=accept or

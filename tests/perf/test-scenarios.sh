@@ -72,7 +72,7 @@ summary_only() {
 }
 
 # the frame-pointer test binary whose symbols the user ips point to
-build_workload "$here/helpers/workload.c" workload -O0 -fno-inline -no-pie -pthread
+build_workload "$top/tests/workloads/workload.c" workload -O0 -fno-inline -no-pie -pthread
 if ! "$PY" "$here/helpers/scenarios.py" gen --workload workload --out . "$@" > scenarios.list 2> gen.log; then
 	cat gen.log
 	abort "scenarios.py gen"

@@ -4,7 +4,7 @@
 # perf stitch -i deferred.data -o stitched.data (convert mode, pipe mode):
 # the output must be a file every perf reads, here the system perf 6.1.
 #
-# Records a frame-pointer workload (tests/perf/helpers/emulate-workload.c) with the
+# Records a frame-pointer workload (tests/workloads/emulate-workload.c) with the
 # system perf, emulates deferred callchains with seeded faults
 # (perf stitch --emulate --truth), converts, and checks with the system perf:
 # every stitched sample shows the recording's callchain, the orphans are the

@@ -5,7 +5,7 @@
 #
 # Folded: 'perf script | tests/perf/helpers/stackcollapse-perf.py [options]',
 # sorted, must equal 'perf stitch -F folded [options]' byte for byte, on
-# (a) a real frame-pointer recording of tests/perf/helpers/emulate-workload.c
+# (a) a real frame-pointer recording of tests/workloads/emulate-workload.c
 # emulated into the deferred format with dropped records, and (b) a
 # written file with the edge cases (export-check.py gen: comm with spaces,
 # orphans of three reasons, addresses without symbol or map, kernel-only
@@ -250,7 +250,7 @@ check "perf data convert: two formats refused" eval "[ $? -ne 0 ] && has dc.two.
 no_output "perf data convert: two formats" x
 
 # ------------------------------------------------------------ (b) edge cases
-build_workload "$here/helpers/workload.c" swl -O0
+build_workload "$top/tests/workloads/workload.c" swl -O0
 if ! $HELP gen --workload swl --out edge.data > gen.log 2>&1; then
 	cat gen.log
 	abort "export-check.py gen"

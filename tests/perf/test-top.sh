@@ -9,8 +9,8 @@
 # vdso's symbols in perf top of a running process.  Stitching live is
 # checked in the 7.2 guest (make vm-check: tests/vm/check-top.py).
 #
-# perf top runs on ./workload (tests/perf/helpers/emulate-workload.c; the
-# vdso check on tests/perf/helpers/vdso-workload.c) for 4 s, stopped by
+# perf top runs on ./workload (tests/workloads/emulate-workload.c; the
+# vdso check on tests/workloads/vdso-workload.c) for 4 s, stopped by
 # SIGINT as a user stops it, with --stdio; its stdin is a FIFO open for
 # reading and writing (silent, never at its end: at the end of its input
 # the --stdio key loop spins).
@@ -27,8 +27,8 @@ suite_init
 require_perf
 UP_PERF=${UPSTREAM_PERF:-$top/build/perf-upstream}
 
-build_workload "$here/helpers/emulate-workload.c" workload -O1 -pthread
-build_workload "$here/helpers/vdso-workload.c" vdso-workload -O1
+build_workload "$top/tests/workloads/emulate-workload.c" workload -O1 -pthread
+build_workload "$top/tests/workloads/vdso-workload.c" vdso-workload -O1
 mkfifo top.stdin || abort "mkfifo"
 exec 7<> top.stdin
 

@@ -103,7 +103,7 @@ compare() {
 }
 
 # ------------------------------------------------------------ writer-made files
-build_workload "$here/helpers/workload.c" workload -O0 -fno-inline -no-pie -pthread
+build_workload "$top/tests/workloads/workload.c" workload -O0 -fno-inline -no-pie -pthread
 scen="cross_cpu record_first one_cookie_two_events late_sample duplicates lost zero_entries
 	bogus_ip dummy_no_cpu"
 # shellcheck disable=SC2086

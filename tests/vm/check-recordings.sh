@@ -60,7 +60,7 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 		pass=$((pass + $(grep -c '^ok   - ' "$out/$name.timehist.txt")))
 		fail=$((fail + $(grep -c '^FAIL - ' "$out/$name.timehist.txt")))
 	fi
-	# the off-CPU workload (tests/vm/workloads/offcpu.c) measured its own
+	# the off-CPU workload (tests/workloads/offcpu.c) measured its own
 	# time off CPU per function: perf stitch --count=off-cpu within 5%;
 	# without switch events, each task's time as the switches and timehist say
 	if grep -q '^offcpu ' "$dir/logs/$f.workload.log" 2> /dev/null; then

@@ -33,7 +33,7 @@ OUT=${1:-$repo/build/vm/rec}
 SET=${2:-check}
 PERF=$repo/build/perf
 BIN=$repo/build/vm/bin
-W=$here/workloads
+W=$repo/tests/workloads
 TMP=/run/vm-rec
 
 t_start=$EPOCHREALTIME
@@ -75,7 +75,7 @@ if [ "$repo" != "$CLONE" ]; then
 	here=$repo/tests/vm
 	PERF=$repo/build/perf
 	BIN=$repo/build/vm/bin
-	W=$here/workloads
+	W=$repo/tests/workloads
 fi
 
 mkdir -p "$TMP" "$OUT/logs" || exit 1

@@ -5,7 +5,7 @@
 # with seeds made here: the writer-made scenarios (tests/perf/helpers/scenarios.py,
 # file format), pipe streams of some of them in upstream's layouts
 # (tests/perf/helpers/upstream.py: compressed, newer records and features), and an
-# emulated deferred recording of tests/perf/helpers/emulate-workload.c, the
+# emulated deferred recording of tests/workloads/emulate-workload.c, the
 # real 7.2 recordings of tests/corpus/real-7.2 (tracepoints, system-wide,
 # sample CPUs, -z, a pipe; its perf record --threads directories are not
 # mutated: the mutator takes a file) and the damaged copies of them

@@ -7,7 +7,7 @@ usage: offcpu-check.py SWITCHES FOLDED [TIMEHIST]
        offcpu-check.py wall WORKLOAD_OUTPUT FOLDED_TID
 
 The second form: WORKLOAD_OUTPUT has the "offcpu FUNCTION NANOSECONDS
-CALLS" lines of tests/vm/workloads/offcpu.c (its own clock: wall minus
+CALLS" lines of tests/workloads/offcpu.c (its own clock: wall minus
 thread CPU time around each blocking call); each FUNCTION's off-CPU time
 in FOLDED (the lines with a FUNCTION frame) must be within 5% of it.  A
 function that blocked less than 50 ms in all (block_io on a tmpfs) is

@@ -15,7 +15,7 @@
 #   PERF (default build/perf), UPSTREAM_PERF (default build/perf-upstream,
 #   compared with, skipped if missing), WORKLOAD_COMM, WORKLOAD_FUNC (a
 #   regular expression of the workload's user functions, default: those of
-#   tests/vm/workloads/blocker.c), OUT (directory for the outputs, default a
+#   tests/workloads/blocker.c), OUT (directory for the outputs, default a
 #   temporary one)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
