@@ -44,7 +44,7 @@ printf '[buildid]\n\tdir = %s\n' "$out/.perf/buildid" > "$out/.perf/config"
 export PERF_CONFIG=$out/.perf/config
 if [ ! -s "$seeds/.done" ]; then
 	"$CC" -g -O0 -fno-inline -no-pie -pthread -fno-omit-frame-pointer \
-		-o "$seeds/workload" "$here/workload.c" || exit 2
+		-o "$seeds/workload" "$top/tests/workloads/workload.c" || exit 2
 	# the records name /mnt/clone, not this checkout: the same seeds, and
 	# mutants, in every clone, and no kept finding names a checkout
 	"$PY" "$here/scenarios.py" gen --workload "$seeds/workload" \
@@ -57,7 +57,7 @@ if [ ! -s "$seeds/.done" ]; then
 			--newer-records --newer-features --attr-size 144 > /dev/null || exit 2
 	done
 	"$CC" -g -O1 -fno-omit-frame-pointer -pthread -o "$seeds/emu-workload" \
-		"$here/emulate-workload.c" || exit 2
+		"$top/tests/workloads/emulate-workload.c" || exit 2
 	if "$SYS_PERF" record -q -g -e cpu-clock -o "$seeds/fp.data" -- "$seeds/emu-workload" 30 \
 			> /dev/null 2>&1; then
 		"$PERF" stitch --emulate -q --seed 3 --drop 0.2 -i "$seeds/fp.data" \
