@@ -210,7 +210,8 @@ static void pprof__samples(struct pb *pb, struct export_stacks *es, struct pprof
 			snprintf(status, sizeof(status), "not stitched");
 		else
 			snprintf(status, sizeof(status), "orphan: %s",
-				 es->reason_names[s->status - EXPORT_STATUS__ORPHAN] ?: "unknown");
+				 deferred_stitch__reason_name(s->status - EXPORT_STATUS__ORPHAN) ?:
+				 "unknown");
 		pprof__label(&sub, st, "stitch", status, &label);
 		pb__sub(pb, PROFILE_SAMPLE, &sub);
 	}

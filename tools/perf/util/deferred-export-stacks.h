@@ -65,7 +65,7 @@ struct export_count {
 	u64	count;
 };
 
-/* pprof: samples per (stack, thread, comm, how the user part came) */
+/* How a sample's user part came */
 enum export_status {
 	EXPORT_STATUS__NOT_DEFERRED,
 	EXPORT_STATUS__STITCHED,
@@ -73,6 +73,7 @@ enum export_status {
 	EXPORT_STATUS__ORPHAN,		/* + the orphan reason */
 };
 
+/* pprof: samples per (stack, thread, comm, how the user part came) */
 struct export_pprof_sample {
 	u32	stack;
 	u32	thread;		/* index into threads */
@@ -153,7 +154,6 @@ struct export_stacks {
 	struct export_pprof_sample *pprof;
 	u32			nr_pprof, alloc_pprof;
 	struct export_id_table	pprof_ids;
-	const char		*reason_names[DEFERRED_STITCH_REASONS_MAX];
 	u64			first_time, last_time;	/* of the samples exported */
 
 	struct export_thread	*threads;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perf stitch -F folded|speedscope: reading and aggregating.
+ * perf stitch -F folded|speedscope|pprof: reading and aggregating.
  *
  * The samples come from a perf_session in time order, stitched by the
  * session (util/deferred-callchain.c).  Each sample's callchain becomes a
@@ -1014,17 +1014,9 @@ static int reader__run(struct export_reader *rd, struct thread *thread,
 	return err ?: reader__run_add(rd, id, stack, weight);
 }
 
-/* ---- pprof: samples per (stack, thread, stitch status) ---- */
+/* ---- how a sample's user part came ---- */
 
-static bool pprof__match(const struct export_stacks *es, u32 id, const void *key)
-{
-	const struct export_pprof_sample *s = &es->pprof[id], *k = key;
-
-	return s->stack == k->stack && s->thread == k->thread && s->comm == k->comm &&
-	       s->status == k->status;
-}
-
-static u32 reader__status(struct export_reader *rd, const struct perf_sample *sample)
+static u32 reader__status(const struct perf_sample *sample)
 {
 	const struct deferred_sample_info *info = sample->deferred;
 	int r;
@@ -1037,12 +1029,21 @@ static u32 reader__status(struct export_reader *rd, const struct perf_sample *sa
 	case DEFERRED_SAMPLE__ORPHAN:
 		r = info->reason > 0 && info->reason < DEFERRED_STITCH_REASONS_MAX ?
 		    info->reason : 0;
-		rd->es.reason_names[r] = deferred_sample_info__reason(info);
 		return EXPORT_STATUS__ORPHAN + r;
 	case DEFERRED_SAMPLE__UNSTITCHED:
 	default:
 		return EXPORT_STATUS__UNSTITCHED;
 	}
+}
+
+/* ---- pprof: samples per (stack, thread, stitch status) ---- */
+
+static bool pprof__match(const struct export_stacks *es, u32 id, const void *key)
+{
+	const struct export_pprof_sample *s = &es->pprof[id], *k = key;
+
+	return s->stack == k->stack && s->thread == k->thread && s->comm == k->comm &&
+	       s->status == k->status;
 }
 
 /* @key: one sample (samples 1) of its weight */
@@ -1077,7 +1078,7 @@ static int reader__pprof(struct export_reader *rd, struct thread *thread,
 		err = reader__comm(rd, thread, &key.comm);
 	if (err)
 		return err;
-	key.status = reader__status(rd, sample);
+	key.status = reader__status(sample);
 	return reader__pprof_add(rd, &key);
 }
 
@@ -1463,7 +1464,7 @@ static int reader__wall_sample(struct export_reader *rd, struct thread *thread,
 	if (err)
 		return err;
 	sw->stack = stack;
-	sw->status = reader__status(rd, sample);
+	sw->status = reader__status(sample);
 	if (rd->opts->format == DEFERRED_EXPORT__FOLDED)
 		err = reader__root(rd, thread, sample, &sw->root);
 	else
@@ -1557,7 +1558,7 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		goto out;
 	}
 	sw.state = f.prev_state;
-	sw.status = reader__status(rd, sample);
+	sw.status = reader__status(sample);
 	if (!err && rd->opts->format == DEFERRED_EXPORT__FOLDED)
 		err = reader__root(rd, al.thread, sample, &sw.root);
 	else if (!err)
@@ -1712,7 +1713,7 @@ static int reader__sample(const struct perf_tool *tool, union perf_event *event 
 	rd->es.weighed_ns += evsel__period_is_ns(evsel);
 	if (evsel != rd->evsel)
 		rd->stats->unfiltered++;
-	reader__count_status(rd, reader__status(rd, sample));
+	reader__count_status(rd, reader__status(sample));
 	return 0;
 }
 

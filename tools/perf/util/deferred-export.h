@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * perf stitch -F folded|speedscope: the stitched stacks of a recording as
- * folded stacks (flamegraph.pl's input, stackcollapse-perf.pl's output) or
- * as a speedscope profile.
+ * perf stitch -F folded|speedscope|pprof: the stitched stacks of a
+ * recording as folded stacks (flamegraph.pl's input, stackcollapse-perf.pl's
+ * output), a speedscope profile or a pprof profile.
  *
  * The input is read through a perf_session like perf script reads it: in
  * time order, each sample joined to its deferred user callchain by the
