@@ -180,6 +180,14 @@ static void pprof__label(struct pb *sample, struct pprof_strings *st, const char
 	pb__sub(sample, SAMPLE_LABEL, sub);
 }
 
+/* reader__status() made a reason it does not know 0: "unknown", not the name of 0 */
+static void pprof__orphan_status(char *buf, size_t size, int reason)
+{
+	const char *name = reason ? deferred_stitch__reason_name(reason) : NULL;
+
+	snprintf(buf, size, "orphan: %s", name ?: "unknown");
+}
+
 static void pprof__samples(struct pb *pb, struct export_stacks *es, struct pprof_strings *st)
 {
 	struct pb sub = { 0 }, packed = { 0 }, label = { 0 };
@@ -209,9 +217,8 @@ static void pprof__samples(struct pb *pb, struct export_stacks *es, struct pprof
 		else if (s->status == EXPORT_STATUS__UNSTITCHED)
 			snprintf(status, sizeof(status), "not stitched");
 		else
-			snprintf(status, sizeof(status), "orphan: %s",
-				 deferred_stitch__reason_name(s->status - EXPORT_STATUS__ORPHAN) ?:
-				 "unknown");
+			pprof__orphan_status(status, sizeof(status),
+					     s->status - EXPORT_STATUS__ORPHAN);
 		pprof__label(&sub, st, "stitch", status, &label);
 		pb__sub(pb, PROFILE_SAMPLE, &sub);
 	}
