@@ -9,9 +9,10 @@
  *                             driving libunwind-cookie's kernel model
  *   deferred-emulate-write.c  where the records go in the output, fault
  *                             injection, writing the data and the header
- *   deferred-emulate-truth.c  the counts for the summary, the ground truth
- *   deferred-emulate.c        the driver, temporary files, and the
- *                             perf record --call-graph deferred,emulate hooks
+ *   deferred-emulate-truth.c  the ground truth (--truth)
+ *   deferred-emulate.c        the driver, the counts for the summary,
+ *                             temporary files, and the perf record
+ *                             --call-graph deferred,emulate hooks
  */
 #ifndef __PERF_DEFERRED_EMULATE_INTERNAL_H
 #define __PERF_DEFERRED_EMULATE_INTERNAL_H
@@ -94,7 +95,6 @@ struct emu_entry {
 	int		record;		/* in emu::records, or EMU_NONE */
 	u32		first_cpu;
 	u32		nr_samples;
-	bool		late;		/* its last sample was taken after the record */
 	enum emu_return	how;
 };
 
@@ -215,8 +215,6 @@ int deferred_emulate__write_file(struct emu *emu, struct stitch_buf *out);
 
 /* ---- deferred-emulate-truth.c ---- */
 
-/* Fills emu->stats from the model's log, the entries and the records. */
-void deferred_emulate__count(struct emu *emu);
 /* Writes the JSON lines ground truth: a header, one line per sample and record. */
 int deferred_emulate__write_truth(struct emu *emu, FILE *fp);
 

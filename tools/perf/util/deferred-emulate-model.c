@@ -226,7 +226,6 @@ static int emu__apply_held(struct emu *emu, struct emu_task *t, bool may_be_late
 			if (err)
 				return emu__model_err(err, "task_work", t->tid);
 			emu__note_record(emu, t, before);
-			emu->entries[t->entry].late = true;
 		}
 		err = emu__apply_sample(emu, t, t->held[k]);
 		t->held[k] = EMU_NONE;

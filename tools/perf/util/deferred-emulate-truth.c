@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Emulation of deferred user callchains: what it did.  The counts for the
- * summary, and the ground truth (--truth): per sample, the cookie, the
- * entry, how it returned, the faults that hit its record and whether a
- * stitcher is expected to stitch it or leave it an orphan (and why); per
- * record, where it was written and its faults.
+ * Emulation of deferred user callchains: the ground truth (--truth).  Per
+ * sample, the cookie, the entry, how it returned, the faults that hit its
+ * record and whether a stitcher is expected to stitch it or leave it an
+ * orphan (and why); per record, where it was written and its faults.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,8 +14,6 @@
 #include "evsel.h"
 #include "deferred-emulate.h"
 #include "deferred-emulate-internal.h"
-
-/* ---- ground truth ---- */
 
 static const char * const emu_return_names[] = {
 	[EMU_RET_NONE]		= "none",
@@ -141,46 +138,4 @@ int deferred_emulate__write_truth(struct emu *emu, FILE *fp)
 		fprintf(fp, "}\n");
 	}
 	return ferror(fp) ? -EIO : 0;
-}
-
-/* ---- the counts for the summary ---- */
-
-void deferred_emulate__count(struct emu *emu)
-{
-	struct deferred_emulate_stats *st = emu->stats;
-	size_t i;
-
-	st->samples = emu->nr_samples;
-	st->entries = emu->nr_entries;
-	for (i = 0; i < emu->nr_ev; i++) {
-		const struct emu_event *e = &emu->ev[i];
-
-		if (e->model_idx == EMU_NONE ||
-		    !unwind_kmodel__events(emu->km, NULL)[e->model_idx].cookie)
-			continue;
-		st->deferred++;
-		if (e->flags & EMU_F_USER)
-			st->user_mode++;
-		if (unwind_kmodel__events(emu->km, NULL)[e->model_idx].late)
-			st->late++;
-	}
-	for (i = 0; i < emu->nr_entries; i++) {
-		const struct emu_entry *entry = &emu->entries[i];
-
-		if (entry->how == EMU_RET_SYS_EXIT)
-			st->ret_sys_exit++;
-		else if (entry->how == EMU_RET_FALLBACK)
-			st->ret_fallback++;
-		else if (entry->how == EMU_RET_EXIT)
-			st->ret_exit++;
-		if (entry->record != EMU_NONE &&
-		    emu->records[entry->record].cpu != entry->first_cpu)
-			st->migrated++;
-	}
-	for (i = 0; i < emu->nr_records; i++) {
-		st->records += emu->records[i].copies;
-		st->dropped += !emu->records[i].copies;
-		st->duplicated += emu->records[i].copies > 1;
-		st->bogus += emu->records[i].bogus_at != EMU_NONE;
-	}
 }

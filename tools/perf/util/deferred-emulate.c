@@ -14,8 +14,9 @@
  *
  * The pieces (deferred-emulate-internal.h lists them): reading the input,
  * the kernel entries, writing the output, the ground truth.  This file
- * runs them, writes the outputs (util/stitch-output.h), and hooks the
- * emulation into perf record --call-graph deferred,emulate.
+ * runs them, counts what they did for the summary, writes the outputs
+ * (util/stitch-output.h), and hooks the emulation into perf record
+ * --call-graph deferred,emulate.
  *
  * The whole input is held in memory.
  */
@@ -114,6 +115,47 @@ static void emu__free(struct emu *emu)
 	free(emu->track_id);
 }
 
+/* The summary's counts, from the model's log, the entries and the records. */
+static void emu__count(struct emu *emu)
+{
+	struct deferred_emulate_stats *st = emu->stats;
+	size_t i;
+
+	st->samples = emu->nr_samples;
+	st->entries = emu->nr_entries;
+	for (i = 0; i < emu->nr_ev; i++) {
+		const struct emu_event *e = &emu->ev[i];
+
+		if (e->model_idx == EMU_NONE ||
+		    !unwind_kmodel__events(emu->km, NULL)[e->model_idx].cookie)
+			continue;
+		st->deferred++;
+		if (e->flags & EMU_F_USER)
+			st->user_mode++;
+		if (unwind_kmodel__events(emu->km, NULL)[e->model_idx].late)
+			st->late++;
+	}
+	for (i = 0; i < emu->nr_entries; i++) {
+		const struct emu_entry *entry = &emu->entries[i];
+
+		if (entry->how == EMU_RET_SYS_EXIT)
+			st->ret_sys_exit++;
+		else if (entry->how == EMU_RET_FALLBACK)
+			st->ret_fallback++;
+		else if (entry->how == EMU_RET_EXIT)
+			st->ret_exit++;
+		if (entry->record != EMU_NONE &&
+		    emu->records[entry->record].cpu != entry->first_cpu)
+			st->migrated++;
+	}
+	for (i = 0; i < emu->nr_records; i++) {
+		st->records += emu->records[i].copies;
+		st->dropped += !emu->records[i].copies;
+		st->duplicated += emu->records[i].copies > 1;
+		st->bogus += emu->records[i].bogus_at != EMU_NONE;
+	}
+}
+
 int deferred_emulate(const struct deferred_emulate_opts *opts,
 		     struct deferred_emulate_stats *stats)
 {
@@ -206,7 +248,7 @@ int deferred_emulate(const struct deferred_emulate_opts *opts,
 		err = deferred_emulate__place_records(emu);
 	if (err)
 		goto out;
-	deferred_emulate__count(emu);
+	emu__count(emu);
 
 	if (emu->pipe) {
 		err = perf_header__write_pipe(out->fd);
