@@ -18,19 +18,22 @@
 #       must be in the series exactly once.  Commit dates are the
 #       hooks' own and a fixed one, so that the same input gives the same
 #       mails.
-#   series.sh check PRISTINE SERIES BUILDTREE WORK [full]
+#   series.sh check PRISTINE SERIES BUILDTREE WORK [touched|full|none]
 #       git am of SERIES/0001... on a fresh copy of PRISTINE, each mail
 #       first read by checkpatch.pl (an ERROR fails, and a warning that
-#       perf-7.2/checkpatch-accepted does not accept); after each patch a
-#       compile of every .c file it touches and of every file touched so
-#       far that includes a header it touches (a patch that needs a later
-#       one fails, naming itself; 'full': all of perf after each patch;
-#       after a patch of tools/lib/unwind-cookie/, the library and its unit
-#       tests; after one of Makefile.perf, its 'prepare', libraries included),
-#       and the last patch's tree equal to BUILDTREE, byte for byte: the
-#       tree build/perf was built and linked from (so that build is the
-#       series' full build).  PERF_MAKE (the environment): the perf make
-#       command without -C, O= or targets.
+#       perf-7.2/checkpatch-accepted does not accept); after each patch
+#       ('touched', the default) a compile of every .c file it touches and
+#       of every file touched so far that includes a header it touches (a
+#       patch that needs a later one fails, naming itself; after a patch of
+#       tools/lib/unwind-cookie/, the library and its unit tests; after one
+#       of Makefile.perf, its 'prepare', libraries included); 'full': all
+#       of perf after each patch; 'none': no compile between mails (make
+#       check's run, inside CI's time: the last tree's build is
+#       build/perf's, which the suites test).  Then the last patch's tree
+#       equal to BUILDTREE, byte for byte: the tree build/perf was built
+#       and linked from (so that build is the series' full build).
+#       PERF_MAKE (the environment): the perf make command without -C, O=
+#       or targets.
 #
 # checkpatch.pl: the one of linux-source-7.2 (build/linux-7.2-src, when
 # the sources came from sid), else Debian 12's linux-source-6.1 (said so).
@@ -198,11 +201,15 @@ checkpatch_script() {
 }
 
 check_series() {
-	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-}
+	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-touched}
 	local tree=$work/tree obj=$work/obj log=$work/log checkpatch p name step=0 files objs headers
 	local touched_so_far=() patches accepted nr_accepted=0
 
-	[ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
+	case $mode in
+	touched|full|none) ;;
+	*) die "check: the build after each mail is touched, full or none, not '$mode'" ;;
+	esac
+	[ "$mode" = none ] || [ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
 	mapfile -t patches < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort)
 	[ "$(basename "${patches[0]}")" = 0000-cover-letter.patch ] || die "no cover letter in $series"
 	rm -rf "$work"
@@ -216,8 +223,10 @@ check_series() {
 	}
 	# upstream's 'prepare' (the prerequisite of a single object) leaves
 	# out libsymbol, whose headers util/*.c include: built once, first
-	perf_make "$obj/libsymbol/libsymbol.a" ||
-		{ tail -20 "$log" >&2; die "building libsymbol of the pristine sources failed"; }
+	if [ "$mode" != none ]; then
+		perf_make "$obj/libsymbol/libsymbol.a" ||
+			{ tail -20 "$log" >&2; die "building libsymbol of the pristine sources failed"; }
+	fi
 	for p in "${patches[@]:1}"; do
 		step=$((step + 1))
 		name=$(basename "$p")
@@ -231,6 +240,10 @@ check_series() {
 				"$work/checkpatch.out") ||
 			die "$name: checkpatch.pl reports the above, which patches/perf-7.2/checkpatch-accepted does not accept"
 		nr_accepted=$((nr_accepted + accepted))
+		if [ "$mode" = none ]; then
+			printf '  %s\n' "$name"
+			continue
+		fi
 		mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
 		objs=() headers=() lib= makefile=
 		for f in "${files[@]}"; do
@@ -296,7 +309,12 @@ check_series() {
 		die "the lines above name a mail by a hook's number or count mails: name it by subject, leave counts to Documentation/series.md"
 	fi
 	echo "series-check: checkpatch.pl: no errors, $nr_accepted warnings, each of a kind patches/perf-7.2/checkpatch-accepted accepts"
-	echo "series-check: ${#patches[@]} mails ($((${#patches[@]} - 1)) patches and the cover letter) apply with git am, pass checkpatch.pl, each compiles what it touches; the result is the tree build/perf is built from"
+	case $mode in
+	touched) built="each compiles what it touches" ;;
+	full) built="perf builds after each" ;;
+	none) built="not built one by one (make series-check does)" ;;
+	esac
+	echo "series-check: ${#patches[@]} mails ($((${#patches[@]} - 1)) patches and the cover letter) apply with git am, pass checkpatch.pl, $built; the result is the tree build/perf is built from"
 }
 
 # account HOOKDIR SERIES: the series as Documentation/series.md tells it,
@@ -364,6 +382,6 @@ account() {
 case ${1:-} in
 account) shift; [ $# -eq 2 ] || die "usage: series.sh account HOOKDIR SERIES"; account "$@" ;;
 make)	shift; [ $# -eq 4 ] || die "usage: series.sh make PRISTINE HOOKDIR REPO OUT"; make_series "$@" ;;
-check)	shift; [ $# -ge 4 ] || die "usage: series.sh check PRISTINE SERIES BUILDTREE WORK [full]"; check_series "$@" ;;
+check)	shift; [ $# -ge 4 ] || die "usage: series.sh check PRISTINE SERIES BUILDTREE WORK [touched|full|none]"; check_series "$@" ;;
 *)	die "usage: series.sh make|check ..." ;;
 esac
