@@ -29,7 +29,22 @@ pass=0 fail=0 n=0
 table=$out/table
 printf '%-26s %7s %7s %7s %8s %6s %6s %6s %6s %6s %5s %5s %8s  %s\n' recording samples \
 	records deferred stitched norec exec unwfail late early aftex xcpu 'wait(s)' modes > "$table"
-for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
+recordings=$(grep -v '^#' "$dir/MANIFEST" | cut -f1)
+# the oracle checks, most of the time this takes, CHECK_JOBS at a time
+# (default: the number of CPUs; each reads its recording only); the loop
+# below reports them in MANIFEST's order
+check_jobs=${CHECK_JOBS:-$(nproc)}
+for f in $recordings; do
+	name=${f%.data}
+	[ -f "$dir/$f" ] || [ -f "$dir/$f/data" ] || continue
+	while [ "$(jobs -rp | wc -l)" -ge "$check_jobs" ]; do
+		wait -n
+	done
+	PERF=$PERF ORACLE_PY=$PY OUT=$out/$name "$repo/tests/perf/helpers/oracle-check.sh" "$dir/$f" "$name" \
+		> "$out/$name.oracle" 2>&1 &
+done
+wait
+for f in $recordings; do
 	n=$((n + 1))
 	name=${f%.data}
 	if [ ! -f "$dir/$f" ] && [ ! -f "$dir/$f/data" ]; then
@@ -37,8 +52,6 @@ for f in $(grep -v '^#' "$dir/MANIFEST" | cut -f1); do
 		fail=$((fail + 1))
 		continue
 	fi
-	PERF=$PERF ORACLE_PY=$PY OUT=$out/$name "$repo/tests/perf/helpers/oracle-check.sh" "$dir/$f" "$name" \
-		> "$out/$name.oracle" 2>&1
 	cat "$out/$name.oracle"
 	ok=$(grep -c '^ok   - ' "$out/$name.oracle")
 	bad=$(grep -c '^FAIL - ' "$out/$name.oracle")
