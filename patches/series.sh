@@ -18,18 +18,19 @@
 #       must be in the series exactly once.  Commit dates are the
 #       hooks' own and a fixed one, so that the same input gives the same
 #       mails.
-#   series.sh check PRISTINE SERIES BUILDTREE WORK [touched|full|none]
+#   series.sh check PRISTINE SERIES BUILDTREE WORK [full|touched|none]
 #       git am of SERIES/0001... on a fresh copy of PRISTINE, each mail
 #       first read by checkpatch.pl (an ERROR fails, and a warning that
 #       perf-7.2/checkpatch-accepted does not accept); after each patch
-#       ('touched', the default) a compile of every .c file it touches and
-#       of every file touched so far that includes a header it touches (a
-#       patch that needs a later one fails, naming itself; after a patch of
-#       tools/lib/unwind-cookie/, the library and its unit tests; after one
-#       of Makefile.perf, its 'prepare', libraries included); 'full': all
-#       of perf after each patch; 'none': no compile between mails (make
-#       check's run, inside CI's time: the last tree's build is
-#       build/perf's, which the suites test).  Then the last patch's tree
+#       ('full', the default) all of perf built, incrementally, in one
+#       object directory; 'touched': a compile of every .c file it touches
+#       and of every file touched so far that includes a header it touches
+#       (a patch that needs a later one fails, naming itself; after one of
+#       Makefile.perf, its 'prepare', libraries included); after a patch of
+#       tools/lib/unwind-cookie/ (full or touched), the library and its unit
+#       tests; 'none': no build between mails (make check's run, inside
+#       CI's time: the last tree's build is build/perf's, which the suites
+#       test).  Then the last patch's tree
 #       equal to BUILDTREE, byte for byte: the tree build/perf was built
 #       and linked from (so that build is the series' full build).
 #       PERF_MAKE (the environment): the perf make command without -C, O=
@@ -201,13 +202,13 @@ checkpatch_script() {
 }
 
 check_series() {
-	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-touched}
+	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-full}
 	local tree=$work/tree obj=$work/obj log=$work/log checkpatch p name step=0 files objs headers
 	local touched_so_far=() patches accepted nr_accepted=0
 
 	case $mode in
 	touched|full|none) ;;
-	*) die "check: the build after each mail is touched, full or none, not '$mode'" ;;
+	*) die "check: the build after each mail is full, touched or none, not '$mode'" ;;
 	esac
 	[ "$mode" = none ] || [ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
 	mapfile -t patches < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort)
@@ -382,6 +383,6 @@ account() {
 case ${1:-} in
 account) shift; [ $# -eq 2 ] || die "usage: series.sh account HOOKDIR SERIES"; account "$@" ;;
 make)	shift; [ $# -eq 4 ] || die "usage: series.sh make PRISTINE HOOKDIR REPO OUT"; make_series "$@" ;;
-check)	shift; [ $# -ge 4 ] || die "usage: series.sh check PRISTINE SERIES BUILDTREE WORK [touched|full|none]"; check_series "$@" ;;
+check)	shift; [ $# -ge 4 ] || die "usage: series.sh check PRISTINE SERIES BUILDTREE WORK [full|touched|none]"; check_series "$@" ;;
 *)	die "usage: series.sh make|check ..." ;;
 esac
