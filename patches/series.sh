@@ -30,9 +30,9 @@
 #       tools/lib/unwind-cookie/ (full or touched), the library and its unit
 #       tests; 'none': no build between mails (make check's run, inside
 #       CI's time: the last tree's build is build/perf's, which the suites
-#       test).  Then the last patch's tree
-#       equal to BUILDTREE, byte for byte: the tree build/perf was built
-#       and linked from (so that build is the series' full build).
+#       test).  Then the last patch's tree must equal BUILDTREE, byte for
+#       byte: the tree build/perf was built and linked from (so that build
+#       is the series' full build).
 #       PERF_MAKE (the environment): the perf make command without -C, O=
 #       or targets.
 #
