@@ -237,6 +237,9 @@ top_live() {
 # the guest.  tmux's socket in /run: one on virtiofs does not work
 TUI_PANES=10
 TUI_GONE_PANES=5
+TUI_EXPAND_TRIES=10
+# a histogram line of an unfolded entry, as tests/vm/check-top.py's EXPANDED
+TUI_EXPANDED=$'\n''-'' +[0-9]+\.[0-9]+%'' +[0-9]+\.[0-9]+%'' '
 top_tui() {
 	local name=$1 secs=$2 pid i pane tmux=(tmux -S "$TMP/tmux.sock")
 	shift 2
@@ -249,7 +252,20 @@ top_tui() {
 		[[ $pane =~ [0-9]+\.[0-9]+%\ +[0-9]+\.[0-9]+%\ + ]] && break
 	done
 	say "top  $name: histogram drawn after ${i}s, expanding it"
-	"${tmux[@]}" send-keys E
+	# 'E' (expand all) is idempotent: sent again until a pane shows an
+	# entry unfolded, for a key can be taken by a popup or a refresh
+	for ((i = 1; i <= TUI_EXPAND_TRIES; i++)); do
+		"${tmux[@]}" send-keys E
+		read -r -t 1 -u 7
+		pane=$("${tmux[@]}" capture-pane -p)
+		[[ $pane =~ $TUI_EXPANDED ]] && break
+	done
+	if [[ $pane =~ $TUI_EXPANDED ]]; then
+		say "top  $name: callchains expanded after $i 'E'"
+	else
+		say "top  $name: FAIL no pane expanded after $TUI_EXPAND_TRIES 'E', the last:"
+		printf '%s\n' "$pane"
+	fi
 	for ((i = 1; i <= TUI_PANES; i++)); do
 		read -r -t 1 -u 7
 		"${tmux[@]}" capture-pane -p > "$OUT/top/$name.tui.$i"
