@@ -25,7 +25,11 @@
 #                 wants for a truncated file); a perf stitch
 #                 mode that writes a file refuses to make anything of it
 #                 ("cut short ... -f to go on"), no output; with -f it
-#                 writes what there is
+#                 writes what there is, then fails as the readers do;
+#                 every other command that reads samples (annotate,
+#                 sched, timechart, kwork, lock, mem, c2c, diff, data
+#                 convert, inject, trace -i, buildid-list) shows what
+#                 there is, then fails the same way
 #   skip          every tool skips the record, names its offset, counts it
 #                 (status 0; the outputs written)
 #   swapped       readers and exports read it (status 0); perf stitch -o
@@ -124,7 +128,7 @@ while IFS=$'\t' read -r input class what; do
 					[ "$input" = big-endian-cut.data ] ||
 						check "$t: shows what there is up to the cut" [ -s run.out ]
 					check "$t: then fails (status $rc), saying so" \
-						eval "[ $rc -ne 0 ] && grep -q 'the data is cut short (where: above): shown as far as it goes\$' $err"
+						eval "[ $rc -ne 0 ] && grep -q 'the data is cut short (where: above): read as far as it goes\$' $err"
 					# the record the end cuts, or, for a file, where its
 					# data section was to end and where the file ends
 					check "$t: says where, in which file" \
@@ -171,12 +175,107 @@ while IFS=$'\t' read -r input class what; do
 			if [ "$input" = big-endian-cut.data ]; then
 				check "$label: perf stitch -f -o: still refused (the byte order)" [ "$rc" -ne 0 ]
 			else
-				check "$label: perf stitch -f -o: converts what there is" \
-					eval "[ $rc -eq 0 ] && [ -s out.x ]"
+				check "$label: perf stitch -f -o: converts what there is, then fails as every reader" \
+					eval "[ $rc -ne 0 ] && [ -s out.x ] && tail -n 1 $err | grep -q 'the data is cut short (where: above): read as far as it goes\$'"
 			fi
 		fi
 	done
 done < inputs.txt
+
+# One exit-status contract for a file cut short, whichever command reads
+# it: what it holds is shown, where the cut is is said, then perf exits
+# non-zero ("FILE: the data is cut short (where: above): read as far as it
+# goes").  A recording made here (sched_switch, the system calls and
+# cpu-clock with data sources: something for every command), once as a
+# file and once as a perf record --threads directory (perf c2c's warning
+# "no sample cpu value" ends without a newline: the last line holds the
+# message, not at its start), each command checked on it whole first
+# (status 0: a command that fails on the whole file proves nothing on the
+# cut one), then on two cuts:
+#   dir      the biggest data file of the directory cut in half; the
+#            header and the features are whole: every command shows what
+#            there is
+#   section  the file cut in the middle of its data section: the feature
+#            sections that followed are lost with the rest, the
+#            tracepoints' names and formats among them; every command
+#            that needs none of them shows what there is, the others
+#            (sched timehist: the names; c2c: the topology) refuse,
+#            saying why; none is killed
+record_live() {
+	# shellcheck disable=SC2068
+	"$PERF" record -q $@ -e sched:sched_switch -e 'raw_syscalls:*' -e cpu-clock --sample-mem-info -d -- \
+		sh -c 'for i in $(seq 40); do sleep 0.005; done; ./workload' > /dev/null 2> record.err ||
+		{ bad "perf record $*: $(tail -n 1 record.err)"; }
+}
+record_live -o in/live.data
+record_live --threads -o in/live-dir.data
+"$PY" -c 'import sys
+sys.path.insert(0, sys.argv[3])
+import perfdata as pd
+pf = pd.PerfFile(sys.argv[1])
+mid = pf.offsets[len(pf.offsets) // 2]
+open(sys.argv[2], "wb").write(pf.buf[:mid + 20])' in/live.data in/live-section.data "$here/helpers"
+cp -r in/live-dir.data in/live-dir-cut.data
+biggest=$(ls -S in/live-dir-cut.data/data.* | head -n 1)
+truncate -s $(( $(wc -c < "$biggest") / 2 )) "$biggest"
+# name | command line (IN: the input, OUT: a file or directory it writes)
+# | what it shows (stdout, stderr: perf trace and perf lock report print
+# there, or OUT) | on the section cut: shows, or the refusal
+CUT_TOOLS=(
+	"annotate|annotate --stdio -i IN|stdout|shows"
+	"sched timehist|sched timehist -i IN|stdout|No sched_switch events found"
+	"timechart|timechart -i IN -o OUT|OUT|shows"
+	"kwork report|kwork report -i IN|stdout|shows"
+	"lock report|lock report -i IN|stderr|shows"
+	"mem report|mem report --stdio -i IN|stdout|shows"
+	"c2c report|c2c report --stdio -i IN|stdout|Failed setup nodes"
+	"diff|diff in/live.data IN|stdout|shows"
+	"data convert --to-json|data convert -i IN --to-json OUT|OUT|shows"
+	"data convert --to-ctf|data convert -i IN --to-ctf OUT|OUT|shows"
+	"inject|inject -i IN -o OUT|OUT|shows"
+	"trace -i|trace -i IN|stderr|shows"
+	"buildid-list|buildid-list --with-hits -i IN|stdout|shows"
+)
+cut_said='the data is cut short (where: above): read as far as it goes$'
+for spec in "${CUT_TOOLS[@]}"; do
+	IFS='|' read -r tname cmd shows section <<< "$spec"
+	for in in in/live.data in/live-dir.data in/live-dir-cut.data in/live-section.data; do
+		line=${cmd//IN/$in}
+		rm -rf out.x
+		# shellcheck disable=SC2086
+		"$PERF" ${line//OUT/out.x} > run.out 2> run.err
+		rc=$?
+		t="$in: perf $tname"
+		case $in in
+		*/live.data | */live-dir.data)
+			check "$t: reads it whole (status $rc)" [ $rc -eq 0 ] || tail -n 5 run.err
+			continue ;;
+		esac
+		check "$t: not killed (status $rc)" eval "! { [ $rc -gt 128 ] && [ $rc -le 192 ]; }"
+		if [ "$in" = in/live-section.data ] && [ "$section" != shows ]; then
+			check "$t: refuses, saying why (status $rc)" \
+				eval "[ $rc -ne 0 ] && grep -q '$section' run.err run.out"
+			continue
+		fi
+		case $shows in
+		stdout) check "$t: shows what there is" [ -s run.out ] ;;
+		stderr) check "$t: shows what there is" \
+			eval "[ \$(grep -cv -e 'cut short' -e '^0x' -e '^WARNING' run.err) -gt 0 ]" ;;
+		OUT) check "$t: writes what there is" [ -s out.x ] ;;
+		esac
+		check "$t: says where, in which file" \
+			has run.err "^0x[0-9a-f]+ \[0x[0-9a-f]+\]: the data ends [0-9]+ bytes into this record, $in(/data\.[0-9]+)? cut short\? Skipping it$"
+		check "$t: then fails (status $rc), saying so last" \
+			eval "[ $rc -ne 0 ] && tail -n 1 run.err | grep -q '$in: $cut_said'"
+	done
+done
+# a pipe stream cut inside a record, on standard input: perf inject of
+# perf record -o - stopped while writing
+rm -f out.x
+"$PERF" inject -i - -o out.x < in/pipe-cut-record.pipe > run.out 2> run.err
+rc=$?
+check "pipe-cut-record.pipe on stdin: perf inject writes what there is, then fails (status $rc)" \
+	eval "[ $rc -ne 0 ] && [ -s out.x ] && tail -n 1 run.err | grep -q '^the stream: $cut_said'"
 
 # A run of garbage in the middle of a system-wide recording: the read
 # stops there, with samples held for their records (and the events after

@@ -319,11 +319,11 @@ for n in $(cat scenarios.list); do
 		check "$n: script: error names the offset of the cut record ($off)" \
 			names raw.err $off
 		check "$n: script: fails (status $st) after the cut record, the stitch summary and the cut's error only" \
-			eval '[ $st -ne 0 ] && grep -v -e "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, $n.raw.data cut short? Skipping it\$" -e "^$n.raw.data: the data is cut short (where: above): shown as far as it goes\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
+			eval '[ $st -ne 0 ] && grep -v -e "^$(rx "$off") \[0x[0-9a-f]*\]: the data ends [0-9]* bytes into this record, $n.raw.data cut short? Skipping it\$" -e "^$n.raw.data: the data is cut short (where: above): read as far as it goes\$" raw.err > raw.err.rest && same want.summary raw.err.rest'
 		"$PERF" $REPORT -i $n.raw.data $KS > report.out 2>&1
 		st=$?
 		check "$n: report: shows what there is, then fails (status $st)" \
-			eval '[ $st -ne 0 ] && grep -qE "^ +[0-9.]+%" report.out && grep -q "^$n.raw.data: the data is cut short (where: above): shown as far as it goes\$" report.out'
+			eval '[ $st -ne 0 ] && grep -qE "^ +[0-9.]+%" report.out && grep -q "^$n.raw.data: the data is cut short (where: above): read as far as it goes\$" report.out'
 	fi
 done
 

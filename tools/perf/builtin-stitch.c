@@ -313,8 +313,6 @@ static int stitch__stats(struct perf_stitch *stitch)
 		pr_err("perf stitch --stats: cannot write the statistics\n");
 		err = -EIO;
 	}
-	/* of what there was: a file cut short is no success (perf report's rule) */
-	err = perf_session__cut_short_status(session, err);
 out:
 	zstd_fini(&session->zstd_data);
 	perf_session__delete(session);
@@ -337,10 +335,12 @@ static int stitch__export(struct perf_stitch *stitch)
 		pr_err("perf stitch: --kernel-suffix, --separator, --pid and --tid go with -F folded\n");
 		return -EINVAL;
 	}
-	if (deferred_export__parse_count(stitch->count, &stitch->exp)) {
-		pr_err("perf stitch: unknown --count '%s' (period, samples, off-cpu or wall)\n",
-		       stitch->count);
-		return -EINVAL;
+	err = deferred_export__parse_count(stitch->count, &stitch->exp);
+	if (err) {
+		if (err == -EINVAL)
+			pr_err("perf stitch: unknown --count '%s' (period, samples, off-cpu or wall)\n",
+			       stitch->count);
+		return err;
 	}
 	stitch->exp.input = stitch->input_name;
 	stitch->exp.output = stitch->output_name;

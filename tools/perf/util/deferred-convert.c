@@ -805,6 +805,8 @@ int deferred_convert(const struct deferred_convert_opts *opts,
 		pr_err("no output file (-o)\n");
 		return -EINVAL;
 	}
+	if (opts->off_cpu && sched_switch__check_readable("off-cpu"))
+		return -EOPNOTSUPP;
 
 	cvt = zalloc(sizeof(*cvt));
 	if (!cvt)

@@ -10,6 +10,7 @@
 #include <linux/err.h>
 #include <linux/zalloc.h>
 
+#include "debug.h"
 #include "deferred-export-offcpu.h"
 #include "evsel.h"
 #include "hashmap.h"
@@ -173,6 +174,7 @@ int offcpu_switches__drain(struct offcpu_switches *switches,
 	return err;
 }
 
+#ifdef HAVE_LIBTRACEEVENT
 bool evsel__is_sched_switch(struct evsel *evsel)
 {
 	return evsel->core.attr.type == PERF_TYPE_TRACEPOINT &&
@@ -188,6 +190,31 @@ void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields
 	/* 'R' also for a preempted task (TASK_REPORT_MAX), as timehist */
 	fields->prev_state = perf_sample__taskstate(sample, "prev_state");
 }
+
+int sched_switch__check_readable(const char *count __maybe_unused)
+{
+	return 0;
+}
+#else
+/* no format, no field: never reached, sched_switch__check_readable() refuses */
+bool evsel__is_sched_switch(struct evsel *evsel __maybe_unused)
+{
+	return false;
+}
+
+void sched_switch__fields(struct perf_sample *sample __maybe_unused,
+			  struct sched_switch_fields *fields)
+{
+	memset(fields, 0, sizeof(*fields));
+}
+
+int sched_switch__check_readable(const char *count)
+{
+	pr_err("--count=%s reads sched_switch's fields, and this perf was built without libtraceevent\n",
+	       count);
+	return -EOPNOTSUPP;
+}
+#endif
 
 enum sched_switch_out sched_switch__out(const struct sched_switch_fields *fields)
 {

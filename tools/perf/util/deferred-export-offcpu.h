@@ -100,6 +100,12 @@ struct sched_switch_fields {
 
 void sched_switch__fields(struct perf_sample *sample, struct sched_switch_fields *fields);
 
+/*
+ * 0 when this perf reads sched_switch's fields, else -EOPNOTSUPP, said for
+ * @count ("off-cpu", "wall"): without libtraceevent it has no format
+ */
+int sched_switch__check_readable(const char *count);
+
 /* What a switch does with the task it takes off the CPU (prev_pid) */
 enum sched_switch_out {
 	SCHED_SWITCH_OUT__WAITS,	/* off CPU until it comes back */

@@ -78,6 +78,8 @@ int deferred_export__parse_count(const char *str, struct deferred_export_opts *o
 	opts->count_samples = str && !strcmp(str, "samples");
 	opts->wall = str && !strcmp(str, "wall");
 	opts->off_cpu = opts->wall || (str && !strcmp(str, "off-cpu"));
+	if (opts->off_cpu && sched_switch__check_readable(str))
+		return -EOPNOTSUPP;
 	return !str || opts->count_samples || opts->off_cpu || !strcmp(str, "period") ?
 	       0 : -EINVAL;
 }
@@ -1786,7 +1788,9 @@ int deferred_export(const struct deferred_export_opts *opts, struct deferred_exp
 	rd.tool.text_poke	= perf_event__process_text_poke;
 	rd.tool.attr		= reader__attr;
 	rd.tool.event_update	= perf_event__process_event_update;
+#ifdef HAVE_LIBTRACEEVENT
 	rd.tool.tracing_data	= perf_event__process_tracing_data;
+#endif
 	rd.tool.build_id	= perf_event__process_build_id;
 	rd.tool.id_index	= perf_event__process_id_index;
 	rd.tool.feature		= perf_event__process_feature;

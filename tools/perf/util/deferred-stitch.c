@@ -113,7 +113,9 @@ void deferred_stitch__tool_read_header(struct perf_tool *tool)
 	tool->attr = perf_event__process_attr;
 	tool->event_update = perf_event__process_event_update;
 	tool->feature = perf_event__process_feature;
+#ifdef HAVE_LIBTRACEEVENT
 	tool->tracing_data = perf_event__process_tracing_data;
+#endif
 	tool->build_id = perf_event__process_build_id;
 	tool->id_index = perf_event__process_id_index;
 }
