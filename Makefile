@@ -123,6 +123,7 @@ check: deps node-deps pprof
 	$(PERF_TEST_SUITES)
 	$(MAKE) perf-upstream
 	$(PERF_MAKE) perf-asan
+	$(PERF_MAKE) perf-configs
 	$(MAKE) check-perf
 	$(MAKE) check-upstream-tests
 	$(MAKE) vm-check VM_OPTIONAL=1
