@@ -282,6 +282,27 @@ check "every callchain malformed, perf stitch -F folded: written, every sample a
 "$PERF" stitch -i bad.data --stats=json > bad.json 2> bad.err
 check "every callchain malformed, perf stitch --stats: the orphans counted by reason ($nbad)" \
 	eval "[ $? -eq 0 ] && [ \"\$(js bad.json 'd[\"orphans\"][\"malformed\"]')\" -eq $nbad ]"
+# every deferred sample unreadable: leader sampling, the ids of each
+# sample's PERF_SAMPLE_READ values rewritten to ones no event has, so
+# perf counts the samples and delivers none ("samples with id not present
+# in the header"): nothing to make a result of, said so, no output; -f
+# goes on, the warning kept
+"$SYS_PERF" record -q -g -e '{cpu-clock,task-clock}:S' -o tiny-read.data -- ./workload > /dev/null 2>&1 ||
+	bad "perf record -e '{cpu-clock,task-clock}:S' ./workload"
+$PY "$here/helpers/inject-deferred.py" --defer --bad-sample unknownid:all tiny-read.data unread.data > /dev/null
+"$PERF" report --stats -i unread.data > unread.stats 2> /dev/null
+nread=$(stat unread.stats SAMPLE)
+for mode in "-F folded -o unread.out" "--stats"; do
+	rm -f unread.out
+	# shellcheck disable=SC2086
+	"$PERF" stitch -i unread.data $mode > /dev/null 2> unread.err
+	check "no readable sample, perf stitch $mode: fails, says so ($nread samples)" \
+		eval "[ $? -ne 0 ] && [ $nread -gt 0 ] && has unread.err '^unread.data: error: $nread samples in the data, none could be read; -f to go on$'"
+	no_output "no readable sample, perf stitch $mode" unread.out
+done
+"$PERF" stitch -f -i unread.data --stats > /dev/null 2> unread.err
+check "no readable sample, perf stitch -f --stats: goes on, the warning kept" \
+	eval "[ $? -eq 0 ] && has unread.err '^unread.data: warning: $nread samples in the data, none could be read$'"
 # -q hides the summary, never an error
 : > exists.out
 "$PERF" stitch -q -i $n.raw.data -o exists.out > /dev/null 2> exists.err

@@ -49,7 +49,9 @@ rewrites its data section and writes a new file with:
         --bad-sample KIND:N  the Nth deferred sample (0-based; 'all': every
                           one) gets a malformed chain: cookie0, nocookie
                           (marker last), middle (one more marker first,
-                          before the kernel part)
+                          before the kernel part), unknownid (the ids of
+                          its PERF_SAMPLE_READ values name no event: perf
+                          counts it and delivers none of it)
         --bad-record-cookie0 N  the Nth record has cookie 0
       Each record prints "added type=22 offset=... cookie=... nr=... ips=..."
       as before; --print-groups adds "group cookie=... samples=OFF,OFF,...
@@ -134,8 +136,8 @@ def parse(path):
         sys.exit('no attrs')
     st = attrs[0].sample_type
     for a in attrs[1:]:
-        if a.sample_type != st:
-            sys.exit('mixed sample_type is not supported by this helper')
+        if a.sample_type != st or a.read_format != attrs[0].read_format:
+            sys.exit('mixed sample_type or read_format is not supported by this helper')
     return f, attrs, [bytearray(r) for r in f.records]
 
 
@@ -219,9 +221,9 @@ def defer_mode(a, records, st, attrs):
         if HDR.unpack_from(r, 0)[0] != PERF_RECORD_SAMPLE:
             parsed.append(None)
             continue
-        v, off = pd.sample_fields(r, st)
+        v, off = pd.sample_fields(r, st, attrs[0].read_format)
         if off is None or v['callchain_off'] is None:
-            sys.exit('samples need a callchain and no PERF_SAMPLE_READ')
+            sys.exit('samples need a callchain')
         ips = callchain(r, off)
         at, user = user_part(ips)
         ncpus = max(ncpus, v.get('cpu', 0) + 1)
@@ -379,10 +381,17 @@ def defer_mode(a, records, st, attrs):
                 # a marker where the kernel part starts, another at the end
                 chain = [PERF_CONTEXT_USER_DEFERRED] + ips[:at] + \
                     [PERF_CONTEXT_USER_DEFERRED, g['cookie']]
+            elif kind == 'unknownid':
+                if not v.get('read_id_offs'):
+                    sys.exit('--bad-sample unknownid: the samples have no PERF_SAMPLE_READ ids')
             elif kind is not None:
                 sys.exit('--bad-sample: unknown kind %s' % kind)
             nth_sample += 1
-            out.append(set_chain(r, off, ips, chain))
+            new = set_chain(r, off, ips, chain)
+            if kind == 'unknownid':
+                for o in v['read_id_offs']:
+                    struct.pack_into('<Q', new, o, 0xbad1dbad1d)
+            out.append(new)
             g.setdefault('out', []).append(len(out) - 1)
             if kind:
                 g.setdefault('bad_out', []).append(len(out) - 1)

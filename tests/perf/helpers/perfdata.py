@@ -138,10 +138,16 @@ def parse_sample_id(rec, st):
     return v
 
 
-def sample_fields(rec, st):
+# read_format bits
+R_TOTAL_TIME_ENABLED, R_TOTAL_TIME_RUNNING, R_ID, R_GROUP, R_LOST = 1, 2, 4, 8, 16
+
+
+def sample_fields(rec, st, read_format=None):
     """The fixed leading fields of a little-endian SAMPLE record of
     sample_type st: ({identifier, ip, pid, tid, time, id, stream_id, cpu,
-    callchain_off}, the offset of the callchain, or None past a READ)."""
+    callchain_off}, the offset of the callchain, or None past a READ of
+    an unknown read_format).  Past a READ, v['read_id_offs']: where the
+    ids of its values are (read_format with PERF_FORMAT_ID)."""
     v = {}
     off = 8
 
@@ -171,7 +177,23 @@ def sample_fields(rec, st):
     if st & S_PERIOD:
         u64()
     if st & S_READ:
-        return v, None
+        if read_format is None:
+            return v, None
+        nr = u64() if read_format & R_GROUP else 1
+        if not read_format & R_GROUP:
+            u64()                               # the value
+        for bit in (R_TOTAL_TIME_ENABLED, R_TOTAL_TIME_RUNNING):
+            if read_format & bit:
+                u64()
+        v['read_id_offs'] = []
+        for _ in range(nr):
+            if read_format & R_GROUP:
+                u64()                           # the value
+            if read_format & R_ID:
+                v['read_id_offs'].append(off)
+                u64()
+            if read_format & R_LOST:
+                u64()
     v['callchain_off'] = off if st & S_CALLCHAIN else None
     return v, off
 
