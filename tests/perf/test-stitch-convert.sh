@@ -486,17 +486,38 @@ pending() {
 	{ ls -l "/proc/$1/fd" 2> /dev/null | grep -E -- "-> $dir/#[0-9]+ \(deleted\)$"
 	  ls "$2".tmp-* 2> /dev/null; } | wc -l
 }
+# wait_pending PID OUTPUT: until PID has its OUTPUT pending (at most 60 s,
+# for perf starts in seconds on a busy machine); its count in had
+wait_pending() {
+	local i
+
+	for ((i = 0; i < 300; i++)); do
+		had=$(pending "$1" "$2")
+		[ "$had" -ge 1 ] && return
+		kill -0 "$1" 2> /dev/null || return
+		sleep 0.2
+	done
+}
+# stalled_pipe: the first half of pipe_in, then the rest once a line is
+# written to the FIFO gate (never, for a reader killed before)
+mkfifo gate || abort "mkfifo"
+stalled_pipe() {
+	head -c "$half" "$pipe_in"
+	read -r < gate
+	tail -c +$((half + 1)) "$pipe_in"
+}
 # interrupt DESCRIPTION OUTPUT ARGS...: perf stitch ARGS reading a stalled pipe, SIGINTed
 interrupt() {
 	local d=$1 out=$2 pid had; shift 2
 	# a background job of a script ignores SIGINT: perf stitch gets it at its default
-	{ head -c "$half" "$pipe_in"; sleep 3; } |
+	stalled_pipe |
 		env --default-signal=INT "$PERF" stitch "$@" > /dev/null 2> int.err &
 	pid=$!
-	sleep 1
-	had=$(pending "$pid" "$out")
+	wait_pending "$pid" "$out"
 	kill -INT "$pid"
-	wait "$pid"
+	# the pipeline's job ends with its writer: let it go on to its end
+	echo > gate
+	wait "$pid" 2> /dev/null
 	check "$d: killed by SIGINT" eq "$?" 130
 	check "$d: had its output pending mid-run" eq "$had" 1
 	no_output "$d: SIGINT" "$out"
@@ -516,13 +537,13 @@ half=$(($(wc -c < emu.pipe) / 2))
 # that stalls half-way, under env ENV-OPTION, gets SIGNAL; sets rc and had
 sig_run() {
 	local sig=$1 out=$2 envopt=$3 pid
-	{ head -c "$half" "$pipe_in"; sleep 2; tail -c +$((half + 1)) "$pipe_in"; } |
+	stalled_pipe |
 		env "$envopt" "$PERF" stitch -q -i - -o "$out" > /dev/null 2> sig.err &
 	pid=$!
-	sleep 1
-	had=$(pending "$pid" "$out")
+	wait_pending "$pid" "$out"
 	kill -"$sig" "$pid"
-	wait "$pid"
+	echo > gate
+	wait "$pid" 2> /dev/null
 	rc=$?
 }
 # nohup, a background job: SIGINT ignored when perf stitch starts

@@ -10,8 +10,8 @@
 # checked in the 7.2 guest (make vm-check: tests/vm/check-top.py).
 #
 # perf top runs on ./workload (tests/workloads/emulate-workload.c; the
-# vdso check on tests/workloads/vdso-workload.c) for 4 s, stopped by
-# SIGINT as a user stops it, with --stdio; its stdin is a FIFO open for
+# vdso check on tests/workloads/vdso-workload.c) for 3-4 s of screens
+# with samples, stopped by SIGINT as a user stops it, with --stdio; its stdin is a FIFO open for
 # reading and writing (silent, never at its end: at the end of its input
 # the --stdio key loop spins).
 #
@@ -33,15 +33,32 @@ mkfifo top.stdin || abort "mkfifo"
 exec 7<> top.stdin
 
 # run_top NAME SECONDS OPTIONS...: perf top --stdio OPTIONS ($PERF, or
-# TOP_PERF) on a workload (./workload, or TOP_WORKLOAD) running SECONDS +
-# 2 s; screens in NAME.out, stderr in NAME.err, exit status in NAME.rc
+# TOP_PERF) on a workload (./workload, or TOP_WORKLOAD), stopped by SIGINT
+# once SECONDS have passed and two of its screens have counted the
+# workload's samples: perf top takes seconds to start on a busy machine
+# (/proc/kallsyms, the symbols), and a screen before its first sample
+# shows nothing to check.  At most TOP_CAP seconds.  Screens in NAME.out,
+# stderr in NAME.err, exit status in NAME.rc
+TOP_CAP=60
 run_top() {
-	local name=$1 secs=$2 pid
+	local name=$1 secs=$2 pid top start
 	shift 2
-	"${TOP_WORKLOAD:-./workload}" $(((secs + 2) * 1000)) > /dev/null 2>&1 &
+	"${TOP_WORKLOAD:-./workload}" $(((TOP_CAP + 5) * 1000)) > /dev/null 2>&1 &
 	pid=$!
-	COLUMNS=200 LINES=400 timeout --preserve-status -s INT "$secs" \
-		"${TOP_PERF:-$PERF}" top --stdio "$@" -p "$pid" <&7 > "$name.out" 2> "$name.err"
+	COLUMNS=200 LINES=400 timeout --preserve-status -s INT "$TOP_CAP" \
+		"${TOP_PERF:-$PERF}" top --stdio "$@" -p "$pid" <&7 > "$name.out" 2> "$name.err" &
+	top=$!
+	start=$SECONDS
+	while kill -0 "$top" 2> /dev/null; do
+		sleep 0.5
+		[ $((SECONDS - start)) -ge "$secs" ] &&
+			[ "$(grep -Ec 'PerfTop: +[1-9]' "$name.out")" -ge 2 ] && break
+	done
+	[ "$(grep -Ec 'PerfTop: +[1-9]' "$name.out")" -ge 2 ] ||
+		echo "# $name: perf top showed no two screens of samples in $TOP_CAP s"
+	# timeout passes the SIGINT on to perf top
+	kill -INT "$top" 2> /dev/null
+	wait "$top"
 	echo $? > "$name.rc"
 	kill "$pid" 2> /dev/null
 	wait "$pid" 2> /dev/null

@@ -167,13 +167,35 @@ record() {
 	rm -f "$TMP/$name"
 }
 
-# top_rss PID FILE: while timeout PID runs perf top, its resident memory
-# every 2 s in FILE ("seconds KiB" lines); the status of timeout
+# screens_with_samples FILE: how many of perf top's screens in FILE counted
+# samples (a header of "PerfTop:  N irqs/sec" with N > 0)
+screens_with_samples() {
+	grep -Ec 'PerfTop: +[1-9]' "$1" 2> /dev/null
+}
+
+# top_rss PID FILE WORKLOAD-PID SECONDS SCREENS: while timeout PID runs
+# perf top, its resident memory every 2 s in FILE ("seconds KiB" lines);
+# perf top gets SIGINT (through timeout) SECONDS after its first screen
+# with samples in SCREENS, or a screen interval after the workload ended,
+# whichever comes first: perf top takes 10-25 s to start in TCG, and the
+# seconds before it shows the workload are not the ones measured.  The
+# status of timeout
 top_rss() {
-	local tpid=$1 file=$2 t0=$EPOCHREALTIME ppid k v
+	local tpid=$1 file=$2 wpid=$3 secs=$4 screens=$5 t0=$EPOCHREALTIME
+	local first='' ended='' stop='' ppid k v
 	: > "$file"
 	while kill -0 "$tpid" 2> /dev/null; do
 		read -r -t 2 -u 7
+		if [ -z "$first" ] && [ "$(screens_with_samples "$screens")" -gt 0 ]; then
+			first=$SECONDS
+			say "top  ${screens##*/}: first screen with samples after $(since "$t0")s"
+		fi
+		[ -z "$ended" ] && ! kill -0 "$wpid" 2> /dev/null && ended=$SECONDS
+		if [ -z "$stop" ] && { { [ -n "$first" ] && [ $((SECONDS - first)) -ge "$secs" ]; } ||
+				{ [ -n "$ended" ] && [ $((SECONDS - ended)) -ge 4 ]; }; }; then
+			stop=$SECONDS
+			kill -INT "$tpid"
+		fi
 		ppid=
 		read -r ppid _ 2> /dev/null < "/proc/$tpid/task/$tpid/children"
 		[ -n "$ppid" ] || continue
@@ -201,28 +223,33 @@ start_workload() {
 
 # top_live NAME PERF SECONDS "TOP OPTIONS" WORKLOAD...: perf top --stdio
 # (PERF: build/perf or build/perf-asan) on the workload's process and its
-# children for SECONDS, stopped by SIGINT as a user stops it; its screens
-# in OUT/top/NAME.top, its stderr in OUT/top/NAME.err, a line in OUT/TOPS
-# (name, perf top command line, workload command line, perf top's exit
-# status: 0 when it stopped at the signal), its resident memory every 2 s
-# in OUT/top/NAME.rss.  perf top attaches once the
-# workload has exec'd, half a second later.  Its stdin is a FIFO open for
-# reading and writing (fd 7), silent and never at its end (at the end of
-# its input --stdio's key loop spins); the environment sizes its screens.
+# children, stopped by SIGINT as a user stops it SECONDS after its first
+# screen with samples or once the workload has ended (top_rss; at most 3
+# x SECONDS in all); its screens in OUT/top/NAME.top, its stderr in
+# OUT/top/NAME.err, a line in OUT/TOPS (name, perf top command line,
+# workload command line, perf top's exit status: 0 when it stopped at the
+# signal), its resident memory every 2 s in OUT/top/NAME.rss.  perf top
+# attaches once the workload has exec'd, half a second later; a workload
+# still running when perf top stops is killed.  Its stdin is a FIFO open
+# for reading and writing (fd 7), silent and never at its end (at the end
+# of its input --stdio's key loop spins); the environment sizes its
+# screens.
 top_live() {
-	local name=$1 perf=$2 secs=$3 topts=$4 pid rc
+	local name=$1 perf=$2 secs=$3 topts=$4 pid rc t0=$SECONDS
 	shift 4
 	start_workload "$name" "$@"
 	# shellcheck disable=SC2086
-	COLUMNS=300 LINES=400 timeout --preserve-status -s INT "$secs" \
+	COLUMNS=300 LINES=400 timeout --preserve-status -s INT $((3 * secs)) \
 		"$perf" top --stdio $topts -p "$pid" <&7 \
 		> "$OUT/top/$name.top" 2> "$OUT/top/$name.err" &
-	top_rss "$!" "$OUT/top/$name.rss"
+	top_rss "$!" "$OUT/top/$name.rss" "$pid" "$secs" "$OUT/top/$name.top"
 	rc=$?
+	kill "$pid" 2> /dev/null
 	wait "$pid"
 	printf '%s\t%s\t%s\t%s\n' "$name" "$perf top --stdio $topts -p PID" "$(quote "$@")" "$rc" \
 		>> "$OUT/TOPS"
-	say "top  $name: perf top exited $rc after ${secs}s"
+	say "top  $name: perf top exited $rc after $((SECONDS - t0))s," \
+		"$(screens_with_samples "$OUT/top/$name.top") screens with samples"
 }
 
 # top_tui NAME SECONDS WORKLOAD...: perf top's TUI with deferred
@@ -284,23 +311,30 @@ top_tui() {
 	say "top  $name: TUI captured ($TUI_PANES panes expanded, $TUI_GONE_PANES once the workload was killed)"
 }
 
-# top_system NAME PERF SECONDS DELAY "TOP OPTIONS" WORKLOAD...: perf top
-# --stdio -a for SECONDS, the workload started DELAY seconds after it (once
-# perf top has started), the rest as top_live
+# top_system NAME PERF SECONDS "TOP OPTIONS" WORKLOAD...: perf top
+# --stdio -a; once it has drawn its first screen (at most SECONDS) the
+# workload runs, and a screen interval after it ends perf top gets
+# SIGINT; the rest as top_live
 top_system() {
-	local name=$1 perf=$2 secs=$3 delay=$4 topts=$5 pid rc
-	shift 5
+	local name=$1 perf=$2 secs=$3 topts=$4 pid rc t0=$SECONDS i
+	shift 4
 	# shellcheck disable=SC2086
-	COLUMNS=300 LINES=400 timeout --preserve-status -s INT "$secs" \
+	COLUMNS=300 LINES=400 timeout --preserve-status -s INT $((3 * secs)) \
 		"$perf" top --stdio $topts -a <&7 > "$OUT/top/$name.top" 2> "$OUT/top/$name.err" &
 	pid=$!
-	read -r -t "$delay" -u 7
+	for ((i = 0; i < secs; i++)); do
+		grep -q 'PerfTop:' "$OUT/top/$name.top" && break
+		read -r -t 1 -u 7
+	done
+	say "top  $name: first screen after $((SECONDS - t0))s, the workload starts"
 	"$@" > "$OUT/top/$name.workload.log" 2>&1
+	read -r -t 4 -u 7
+	kill -INT "$pid"
 	wait "$pid"
 	rc=$?
 	printf '%s\t%s\t%s\t%s\n' "$name" "$perf top --stdio $topts -a" "$(quote "$@")" "$rc" \
 		>> "$OUT/TOPS"
-	say "top  $name: perf top exited $rc after ${secs}s"
+	say "top  $name: perf top exited $rc after $((SECONDS - t0))s"
 }
 
 # perf top --call-graph=deferred, live, on the workloads of the check set;
@@ -310,11 +344,12 @@ top_system() {
 top_check_set() {
 	# perf top takes 10-25 s to start in the guest (TCG): /proc/kallsyms,
 	# the threads of the system, the symbols; a SIGINT before it has
-	# started kills it
+	# started kills it.  SECONDS count from its first screen with samples,
+	# the threads run until killed (top_live)
 	# -z: each screen the samples of its own interval, as perf report's
 	# percentages (without it perf top decays every entry on its own); the
 	# workloads niced and a modest rate so that perf top keeps up in TCG
-	local s=45 t=50 o="-F 250 -d 3 -z --proc-map-timeout 10000"
+	local s=45 t=600 o="-F 250 -d 3 -z --proc-map-timeout 10000"
 
 	mkdir -p "$OUT/top"
 	mkfifo "$TMP/top.stdin" && exec 7<> "$TMP/top.stdin" || { fail=1; return; }
@@ -333,7 +368,7 @@ top_check_set() {
 	# fork/exit and exec churn under ASan and UBSan: every report is an error
 	if [ -x "$repo/build/perf-asan" ]; then
 		ASAN_OPTIONS=abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1 \
-			top_system top-asan-churn "$repo/build/perf-asan" 60 30 \
+			top_system top-asan-churn "$repo/build/perf-asan" 60 \
 			"--call-graph=deferred $o" sh "$W/mix.sh" "$BIN" 20
 	else
 		say "no $repo/build/perf-asan: no ASan run of perf top"
