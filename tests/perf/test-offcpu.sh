@@ -54,6 +54,21 @@ st=$?
 check "each task's time off CPU by state = the switches', timehist's waits among them: $(head -1 check.txt); $(tail -1 check.txt)" \
 	eval "[ $st -eq 0 ] || { cat check.txt; false; }"
 
+# A task preempted while it exits is no longer named in its samples: the
+# kernel writes tid -1 (its pid is gone; 7.2 in the guest, system-wide), and
+# sched_switch's prev_pid names it.  The same file with the tid of every
+# other preemption (prev_state R) of a task that comes back made -1: each
+# task's time off CPU still the switches'
+$PY "$here/helpers/tid-gone.py" "$f" gone.data switches.txt > gone.txt 2>&1
+check "tid -1 in preempted switches: $(cat gone.txt)" grep -q '^made [1-9][0-9]* ' gone.txt
+"$PERF" script --ns -F tid,cpu,time,trace -i gone.data > gone.switches 2> /dev/null
+check "tid -1 in preempted switches: perf script shows them" gt \
+	"$(grep -c '^ *-1 .*prev_state=R' gone.switches)" 0
+"$PERF" stitch -F folded --tid --count=off-cpu -i gone.data -o gone.folded 2> /dev/null
+$PY "$here/helpers/offcpu-check.py" gone.switches gone.folded timehist.txt > gone.check
+check "tid -1 in preempted switches: each task's time off CPU by state = the switches' (prev_pid's)" \
+	eval "[ $? -eq 0 ] || { grep -v '^ok' gone.check | head -5; false; }"
+
 # every sample accounted for
 exported=$(summary tid.err 'sched:sched_switch samples exported')
 idle=$(summary tid.err 'switches of the idle task')

@@ -1551,6 +1551,12 @@ static int reader__offcpu_sample(struct export_reader *rd, struct perf_sample *s
 		st->no_callchain++;
 		return ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 	}
+	/*
+	 * A task preempted while it exits: the kernel no longer names it in
+	 * the sample (tid -1, its pid is gone), the switch's prev_pid does.
+	 */
+	if (sample->tid == (u32)-1 && f.prev_pid > 0)
+		sample->tid = f.prev_pid;
 	if (!reader__sample_thread(rd, sample, machine, &al))
 		return ends_run ? reader__wall_out(rd, f.prev_pid, sample->time, NULL) : 0;
 	err = reader__stack(rd, &al, sample, machine, &sw.stack);
