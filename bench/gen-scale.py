@@ -15,6 +15,11 @@ the kernel) for a time drawn log-uniformly between 1 ms and --block-max
 seconds, and its record is written when it wakes up, on another CPU.  The
 first blocker blocks for --block-max seconds from the start: the longest
 wait, which a reader keeping time order must hold everything behind.
+--shape changes that first block, of the first --long blockers: never
+(the above; with --block-max past the end, the blocker never wakes and
+its record is never written), end (it wakes at the end: its record is
+the last), random (16 blockers wake at random times), many (64 blockers
+each block most of the recording).
 
 The file is written as perf record writes one: the events of each round
 of --round-ms, CPU by CPU, each CPU's in time order, a FINISHED_ROUND after
@@ -161,10 +166,19 @@ class Gen:
         for i in range(1, a.blockers):
             w.fork(self.clock, 20000, 20000, 20000 + i, 20000, 1)
 
-    def block_len(self, first):
+    def block_len(self, first, t, end):
+        """How long a blocker going to sleep at @t blocks: its first block
+        if it is one of the --long, by --shape; then log-uniform"""
         a = self.a
         if first:
-            return int(a.block_max * NS)
+            left = end - t
+            if a.shape == 'never':
+                return int(a.block_max * NS)
+            if a.shape == 'end':
+                return max(left - 1000000, 1000000)
+            if a.shape == 'random':
+                return int(left * self.rng.uniform(0.1, 0.9))
+            return int(left * self.rng.uniform(0.9, 0.99))     # many
         lo, hi = math.log(0.001), math.log(max(a.block_max, 0.002))
         return int(math.exp(self.rng.uniform(lo, hi)) * NS)
 
@@ -174,7 +188,7 @@ class Gen:
         period = NS // a.hz
         rnd = a.round_ms * 1000000
         # blockers: (wake time, tid, first?) in a heap; each runs 1 ms, then blocks
-        heap = [(NS + self.rng.randrange(0, 10000000), 20000 + i, i == 0)
+        heap = [(NS + self.rng.randrange(0, 10000000), 20000 + i, i < a.long)
                 for i in range(a.blockers)]
         heapq.heapify(heap)
         later = []      # records and samples of later rounds: (time, cpu, bytes)
@@ -204,7 +218,7 @@ class Gen:
                 wake, tid, first = heapq.heappop(heap)
                 cpu = self.rng.randrange(a.cpus)
                 t = wake + 1000000
-                n = self.block_len(first)
+                n = self.block_len(first, t, end)
                 longest = max(longest, n)
                 rcpu = self.rng.randrange(a.cpus)
                 s, r = self.entry(self.cs, 20000, tid, t, cpu, rcpu, t + n, SERVER_BASE,
@@ -237,9 +251,18 @@ def main():
     ap.add_argument('--blockers', type=int, default=256)
     ap.add_argument('--block-max', type=float, default=5,
                     help='the longest block, seconds (the first blocker\'s)')
+    ap.add_argument('--shape', choices=('never', 'end', 'random', 'many'), default='never',
+                    help='the --long blockers\' first block: --block-max seconds from '
+                    'the start (never: the recording ends first), until the end, a '
+                    'random 10-90%% of what is left, 90-99%% of it')
+    ap.add_argument('--long', type=int, default=None,
+                    help='how many blockers block long first (default: 1; '
+                    '16 for random, 64 for many)')
     ap.add_argument('--round-ms', type=int, default=100)
     ap.add_argument('--seed', type=int, default=1)
     a = ap.parse_args()
+    if a.long is None:
+        a.long = {'random': 16, 'many': 64}.get(a.shape, 1)
     g = Gen(a)
     tmp = a.output + '.tmp'
     g.w.start(tmp)
