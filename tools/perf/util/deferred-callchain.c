@@ -1194,9 +1194,18 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 		unwind_stitcher__finish(dc->st);
 		unwind_stitcher__delete(dc->st);
 	}
-	if (dc->index)
+	if (dc->index) {
+		struct deferred_index *idx = dc->index;
+
 		pr_debug("deferred callchains: %" PRIu64 " records read ahead, %" PRIu64 " samples or kernel entries without a record in the rest of the file\n",
 			 dc->nr_ahead, dc->nr_no_record);
+		pr_debug("deferred callchains: left to wait in the stream: %" PRIu64 " another entry's record first, %" PRIu64 " an exit or exec first, %" PRIu64 " new code mapped first, %" PRIu64 " only after an exit or exec, %" PRIu64 " unreadable\n",
+			 deferred_index__refused(idx, DEFERRED_INDEX__OTHER_ENTRY),
+			 deferred_index__refused(idx, DEFERRED_INDEX__BOUNDS),
+			 deferred_index__refused(idx, DEFERRED_INDEX__MAPS),
+			 deferred_index__refused(idx, DEFERRED_INDEX__NOT_YET),
+			 deferred_index__refused(idx, DEFERRED_INDEX__UNREADABLE));
+	}
 	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
 	free(dc->chain);

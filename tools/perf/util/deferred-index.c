@@ -18,9 +18,16 @@
  * record from where the task's previous one did: a few entries on, in a
  * run the cache already holds, where a search of one sorted array of all
  * records (100 MB and more on a multi-GB file) misses at every step.
+ *
+ * perf record -z writes the records in one zstd stream, flushed but never
+ * ended, that no offset in the file reaches: the pass decompresses it
+ * once and copies the deferred records it indexes, and only those, into
+ * an unnamed temporary file, which their places then name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,10 +39,12 @@
 #include <linux/zalloc.h>
 #include <perf/event.h>
 
+#include "compress.h"
 #include "data.h"
 #include "debug.h"
 #include "deferred-callchain.h"
 #include "deferred-index.h"
+#include "env.h"
 #include "event.h"
 #include "evlist.h"
 #include "hashmap.h"
@@ -107,7 +116,22 @@ struct deferred_index {
 	struct index_block	cache[1 << INDEX_CACHE_BITS];
 	u64			*buf;		/* a record across two blocks or misaligned */
 	size_t			buf_size;
+	u64			refused[DEFERRED_INDEX__NR_REFUSALS];
+	/* perf record -z: the stream decompressed, its deferred records copied */
+	struct zstd_data	zstd;
+	bool			compressed;
+	u64			*zbuf;		/* decompressed, an event cut by its end first */
+	size_t			zbuf_len;
+	size_t			zbuf_size;
+	int			spill_fd;	/* the copies' file, -1: none yet */
+	u32			spill_file;	/* its number in fds */
+	u64			spill_pos;	/* its size, with what spill_buf holds */
+	char			*spill_buf;
+	size_t			spill_len;
 };
+
+/* the copies are written a megabyte at a time */
+#define INDEX_SPILL_BUF		(1U << 20)
 
 static void *index_array__add(struct index_array *a)
 {
@@ -242,7 +266,150 @@ out:
 	return err;
 }
 
+/* The copies written out: 0 or -errno */
+static int index__spill_flush(struct deferred_index *idx)
+{
+	size_t done = 0;
+
+	while (done < idx->spill_len) {
+		ssize_t n = write(idx->spill_fd, idx->spill_buf + done, idx->spill_len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += n;
+	}
+	idx->spill_len = 0;
+	return 0;
+}
+
+/* The temporary file of the copies, unnamed ($TMPDIR, else /tmp): 0 or -errno */
+static int index__spill_open(struct deferred_index *idx)
+{
+	const char *dir = getenv("TMPDIR") ?: "/tmp";
+	char path[PATH_MAX];
+	int fd, len;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		/* a file system without O_TMPFILE: named, and unlinked at once */
+		len = snprintf(path, sizeof(path), "%s/perf-deferred-XXXXXX", dir);
+		if (len >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		unlink(path);
+	}
+	idx->spill_buf = malloc(INDEX_SPILL_BUF);
+	if (!idx->spill_buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	idx->spill_fd = fd;
+	idx->spill_file = idx->nr_fds;
+	idx->fds[idx->nr_fds++] = fd;
+	return 0;
+}
+
+/* A decompressed event: indexed, and copied if it is a record the index keeps */
+static int index__decompressed_event(struct deferred_index *idx, union perf_event *event)
+{
+	size_t nr = idx->records.nr;
+	int err;
+
+	if (event->header.type != PERF_RECORD_CALLCHAIN_DEFERRED)
+		return index__event(idx, event, 0, 0);
+	if (idx->spill_fd < 0) {
+		err = index__spill_open(idx);
+		if (err)
+			return err;
+	}
+	err = index__event(idx, event, idx->spill_file, idx->spill_pos);
+	if (err || idx->records.nr == nr)
+		return err;
+	if (idx->spill_len + event->header.size > INDEX_SPILL_BUF) {
+		err = index__spill_flush(idx);
+		if (err)
+			return err;
+	}
+	memcpy(idx->spill_buf + idx->spill_len, event, event->header.size);
+	idx->spill_len += event->header.size;
+	idx->spill_pos += event->header.size;
+	return 0;
+}
+
+/*
+ * A PERF_RECORD_COMPRESSED(2): its part of the stream decompressed after
+ * what the last one left of an event it cut, as the session does
+ * (perf_session__process_compressed_event()), and its whole events indexed
+ */
+static int index__decompress(struct deferred_index *idx, union perf_event *event)
+{
+	size_t cap = perf_session__env(idx->session)->comp_mmap_len, off = 0;
+	size_t src_size;
+	ssize_t got;
+	void *src;
+
+	if (event->header.type == PERF_RECORD_COMPRESSED2) {
+		if (event->header.size < sizeof(event->pack2))
+			return -EINVAL;
+		src = (char *)event + sizeof(event->pack2);
+		src_size = event->pack2.data_size;
+		if (src_size > event->header.size - sizeof(event->pack2))
+			return -EINVAL;
+	} else {
+		src = (char *)event + sizeof(event->pack);
+		src_size = event->header.size - sizeof(event->pack);
+	}
+	if (!cap)
+		return -EINVAL;
+	if (idx->zbuf_size < idx->zbuf_len + cap) {
+		u64 *zbuf = realloc(idx->zbuf, idx->zbuf_len + cap);
+
+		if (!zbuf)
+			return -ENOMEM;
+		idx->zbuf = zbuf;
+		idx->zbuf_size = idx->zbuf_len + cap;
+	}
+	got = zstd_decompress_stream(&idx->zstd, src, src_size, (char *)idx->zbuf + idx->zbuf_len,
+				     idx->zbuf_size - idx->zbuf_len);
+	if (got < 0)
+		return -EINVAL;
+	idx->zbuf_len += got;
+	while (off + sizeof(struct perf_event_header) <= idx->zbuf_len) {
+		union perf_event *ev = (void *)((char *)idx->zbuf + off);
+		int err;
+
+		/* the session stops at such a record too */
+		if (ev->header.size < sizeof(struct perf_event_header) ||
+		    ev->header.size % sizeof(u64))
+			return -EINVAL;
+		if (off + ev->header.size > idx->zbuf_len)
+			break;
+		err = index__decompressed_event(idx, ev);
+		if (err)
+			return err;
+		off += ev->header.size;
+	}
+	memmove(idx->zbuf, (char *)idx->zbuf + off, idx->zbuf_len - off);
+	idx->zbuf_len -= off;
+	return 0;
+}
+
+/* An event of file @file at @offset */
+static int index__file_event(struct deferred_index *idx, union perf_event *event, u32 file,
+			     u64 offset)
+{
+	if (idx->compressed && (event->header.type == PERF_RECORD_COMPRESSED ||
+				event->header.type == PERF_RECORD_COMPRESSED2))
+		return index__decompress(idx, event);
+	return index__event(idx, event, file, offset);
+}
+
 /* The records of [@start, @end) of file @file, read a chunk at a time. */
+
 static int index__file(struct deferred_index *idx, u32 file, u64 start, u64 end)
 {
 	u64 *chunk = malloc(INDEX_CHUNK);
@@ -251,6 +418,12 @@ static int index__file(struct deferred_index *idx, u32 file, u64 start, u64 end)
 
 	if (!chunk)
 		return -ENOMEM;
+	/* each file of a --threads directory is a stream of its own */
+	if (idx->compressed) {
+		zstd_fini(&idx->zstd);
+		zstd_init(&idx->zstd, 0);
+		idx->zbuf_len = 0;
+	}
 	while (!err && pos + sizeof(struct perf_event_header) <= end) {
 		size_t want = min_t(u64, INDEX_CHUNK, end - pos), off = 0;
 		ssize_t got = pread(idx->fds[file], chunk, want, pos);
@@ -273,7 +446,7 @@ static int index__file(struct deferred_index *idx, u32 file, u64 start, u64 end)
 				break;
 			/* only an aligned record is parsed: one that is not is damaged */
 			if (!(off % sizeof(u64)))
-				err = index__event(idx, event, file, pos + off);
+				err = index__file_event(idx, event, file, pos + off);
 			if (err)
 				break;
 			off += header.size;
@@ -301,17 +474,20 @@ static int index__walk(struct deferred_index *idx)
 	int i, err;
 
 	idx->nr_fds = 1 + (perf_data__is_dir(data) ? data->dir.nr : 0);
-	idx->fds = calloc(idx->nr_fds, sizeof(*idx->fds));
+	/* and the copies' of a compressed file */
+	idx->fds = calloc(idx->nr_fds + 1, sizeof(*idx->fds));
 	if (!idx->fds)
 		return -ENOMEM;
 	idx->fds[0] = perf_data__fd(data);
 	/* a file cut short is read up to the cut (the session says so) */
 	err = index__file(idx, 0, session->header.data_offset,
 			  min(end, fd__size(idx->fds[0])));
-	for (i = 1; !err && i < idx->nr_fds; i++) {
+	for (i = 1; !err && i <= (perf_data__is_dir(data) ? data->dir.nr : 0); i++) {
 		idx->fds[i] = data->dir.files[i - 1].fd;
 		err = index__file(idx, i, 0, fd__size(idx->fds[i]));
 	}
+	if (!err && idx->spill_fd >= 0)
+		err = index__spill_flush(idx);
 	return err;
 }
 
@@ -415,16 +591,25 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 	struct deferred_index *idx;
 
 	*records = 0;
-	if (perf_data__is_pipe(session->data) || session->header.needs_swap ||
-	    perf_header__has_feat(&session->header, HEADER_COMPRESSED))
+	if (perf_data__is_pipe(session->data) || session->header.needs_swap)
 		return NULL;
 	idx = zalloc(sizeof(*idx));
 	if (!idx)
 		return NULL;
 	idx->session = session;
+	idx->spill_fd = -1;
+	/* without zstd support the session cannot read it either */
+	if (perf_header__has_feat(&session->header, HEADER_COMPRESSED)) {
+		idx->compressed = true;
+		if (zstd_init(&idx->zstd, 0)) {
+			free(idx);
+			return NULL;
+		}
+	}
 	idx->task_of = hashmap__new(tid__hash, tid__equal, NULL);
 	if (IS_ERR(idx->task_of)) {
-		free(idx);
+		idx->task_of = NULL;
+		deferred_index__delete(idx);
 		return NULL;
 	}
 	idx->records.size = sizeof(struct index_found);
@@ -455,6 +640,12 @@ void deferred_index__delete(struct deferred_index *idx)
 	for (size_t i = 0; i < ARRAY_SIZE(idx->cache); i++)
 		free(idx->cache[i].data);
 	free(idx->buf);
+	if (idx->compressed)
+		zstd_fini(&idx->zstd);
+	free(idx->zbuf);
+	free(idx->spill_buf);
+	if (idx->spill_fd >= 0)
+		close(idx->spill_fd);
 	free(idx);
 }
 
@@ -606,6 +797,13 @@ static int index__read(struct deferred_index *idx, u64 pos, struct deferred_inde
 	return err;
 }
 
+/* The sample waits for its record in the stream, counted by why: -ENOENT */
+static int index__refuse(struct deferred_index *idx, enum deferred_index_refusal why)
+{
+	idx->refused[why]++;
+	return -ENOENT;
+}
+
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec)
 {
@@ -623,15 +821,24 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 		/* none in the rest of the file, and nothing that would say why */
 		if (!index__event_between(&idx->bounds, sample->tid, sample->time, ULLONG_MAX))
 			return -ENODATA;
-		return -ENOENT;
+		return index__refuse(idx, DEFERRED_INDEX__NOT_YET);
 	}
 	err = index__read(idx, ((const struct index_record *)idx->records.entries)[i].pos, rec);
 	if (err == -ENOMEM)
 		return err;
+	if (err)
+		return index__refuse(idx, DEFERRED_INDEX__UNREADABLE);
 	/* another entry's (the sample's lost?), not its pid's: the record decides */
-	if (err || rec->tid != sample->tid || rec->cookie != cookie || rec->pid != sample->pid ||
-	    index__event_between(&idx->bounds, sample->tid, sample->time, rec->time) ||
-	    index__event_between(&idx->maps, sample->pid, sample->time, rec->time))
-		return -ENOENT;
+	if (rec->tid != sample->tid || rec->cookie != cookie || rec->pid != sample->pid)
+		return index__refuse(idx, DEFERRED_INDEX__OTHER_ENTRY);
+	if (index__event_between(&idx->bounds, sample->tid, sample->time, rec->time))
+		return index__refuse(idx, DEFERRED_INDEX__BOUNDS);
+	if (index__event_between(&idx->maps, sample->pid, sample->time, rec->time))
+		return index__refuse(idx, DEFERRED_INDEX__MAPS);
 	return 0;
+}
+
+u64 deferred_index__refused(const struct deferred_index *idx, enum deferred_index_refusal why)
+{
+	return idx && why < DEFERRED_INDEX__NR_REFUSALS ? idx->refused[why] : 0;
 }

@@ -37,6 +37,19 @@ struct deferred_index_record {
  * be walked (damaged: read as without the index), or no memory.
  * @records: the number of records indexed, for the caller's statistics.
  */
+/*
+ * Why deferred_index__find() left a sample to wait for its record in the
+ * stream (-ENOENT): counted, for perf script -v
+ */
+enum deferred_index_refusal {
+	DEFERRED_INDEX__NOT_YET,	/* the task's later records: an exit or exec first */
+	DEFERRED_INDEX__OTHER_ENTRY,	/* the task's next record is another entry's */
+	DEFERRED_INDEX__BOUNDS,		/* an exit or exec of the task before its record */
+	DEFERRED_INDEX__MAPS,		/* its process mapped code before its record */
+	DEFERRED_INDEX__UNREADABLE,	/* the record could not be read back */
+	DEFERRED_INDEX__NR_REFUSALS,
+};
+
 struct deferred_index *deferred_index__new(struct perf_session *session, u64 *records);
 void deferred_index__delete(struct deferred_index *idx);
 
@@ -51,5 +64,7 @@ void deferred_index__delete(struct deferred_index *idx);
  */
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec);
+/* How many samples deferred_index__find() refused, by reason */
+u64 deferred_index__refused(const struct deferred_index *idx, enum deferred_index_refusal why);
 
 #endif /* __PERF_DEFERRED_INDEX_H */

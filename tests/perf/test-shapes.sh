@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Memory bounded by what waits, for every shape of blocking: small
+# generated recordings (bench/gen-scale.py: 4 CPUs, a worker per CPU
+# sampled at 1000 Hz, a server's threads blocking as servers do), each
+# shape at two lengths, as written and as perf record -z writes it
+# (bench/zcopy.py):
+#
+#   short    no long block (the reference)
+#   never    one thread blocks past the end: its record never comes
+#   end      one thread wakes at the end: its record is the last
+#   random   16 threads wake at random times
+#   many     64 threads each block most of the recording
+#
+# Each file is held to the order-free oracle in every reading mode
+# (helpers/oracle-check.sh), and perf script -v's peak of samples held
+# must not grow with the block: at twice the length, at most the shorter
+# file's peak and a tenth more, plus what waits before the index is made
+# (the index is made once 1 MiB waits: deferred-callchain.c).
+#
+# usage: tests/perf/test-shapes.sh     (after make -f Makefile.perf-patch)
+#   Environment (tests/perf/lib.sh): PERF, KEEP.  Output and exit status:
+#   see lib.sh.
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+suite_init
+require_perf
+GEN="/usr/bin/python3 $top/bench/gen-scale.py"
+ZCOPY="/usr/bin/python3 $top/bench/zcopy.py"
+
+# gen SHAPE SECONDS: SHAPE-SECONDS.data and its -z copy SHAPE-SECONDSz.data
+gen() {
+	local f=$1-$2.data
+
+	case $1 in
+	short) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --long 0 ;;
+	never) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max $(($2 + 5)) ;;
+	*) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --shape "$1" ;;
+	esac > "$f.gen" || abort "gen-scale.py $1 $2 failed: $(cat "$f.gen")"
+	$ZCOPY "$f" "$1-$2z.data" > /dev/null || abort "zcopy.py $f failed"
+}
+
+# peak FILE: perf script -v's peak of samples held reading FILE
+peak() {
+	"$PERF" script -v -i "$1" 2>&1 > /dev/null |
+		sed -nE 's/.*deferred callchains: peak ([0-9]+) samples, .*/\1/p' | head -1
+}
+
+for shape in short never end random many; do
+	for secs in 4 8; do
+		gen "$shape" "$secs"
+	done
+	for z in "" z; do
+		# the oracle, on the longer file
+		bash "$here/helpers/oracle-check.sh" "$shape-8$z.data" "$shape${z:+ -z}" > oracle.out 2>&1
+		relay_results oracle.out
+		p4=$(peak "$shape-4$z.data")
+		p8=$(peak "$shape-8$z.data")
+		echo "     $shape${z:+ -z}: peak samples held: $p4 (4 s), $p8 (8 s)"
+		# 1 MiB held before the index is made: 4,000 samples at most here
+		check "$shape${z:+ -z}: the peak held does not grow with the block ($p4 at 4 s, $p8 at 8 s)" \
+			test "${p8:-999999999}" -le $(( ${p4:-0} * 11 / 10 + 4000 ))
+	done
+done
+finish
