@@ -4,8 +4,9 @@
 # Memory bounded by what waits, for every shape of blocking: small
 # generated recordings (bench/gen-scale.py: 4 CPUs, a worker per CPU
 # sampled at 1000 Hz, a server's threads blocking as servers do), each
-# shape at two lengths, as written and as perf record -z writes it
-# (bench/zcopy.py):
+# shape at two lengths, as written, as perf record -z writes it
+# (bench/zcopy.py) and as perf record --threads writes it, plain and -z
+# (bench/dircopy.py: a directory, a file per CPU):
 #
 #   short    no long block (the reference)
 #   never    one thread blocks past the end: its record never comes
@@ -13,8 +14,9 @@
 #   random   16 threads wake at random times
 #   many     64 threads each block most of the recording
 #
-# Each file is held to the order-free oracle in every reading mode
-# (helpers/oracle-check.sh), and perf script -v's peak of samples held
+# Each shape is held to the order-free oracle in every reading mode
+# (helpers/oracle-check.sh; the 8 s file, the 4 s one for the
+# directories, to keep make check's time), and perf script -v's peak of samples held
 # must not grow with the block: at twice the length, at most the shorter
 # file's peak and a tenth more, plus what waits before the index is made
 # (the index is made once 1 MiB waits: deferred-callchain.c).
@@ -29,8 +31,10 @@ suite_init
 require_perf
 GEN="/usr/bin/python3 $top/bench/gen-scale.py"
 ZCOPY="/usr/bin/python3 $top/bench/zcopy.py"
+DIRCOPY="/usr/bin/python3 $top/bench/dircopy.py"
 
-# gen SHAPE SECONDS: SHAPE-SECONDS.data and its -z copy SHAPE-SECONDSz.data
+# gen SHAPE SECONDS: SHAPE-SECONDS.data, its -z copy SHAPE-SECONDSz.data and
+# its --threads copies SHAPE-SECONDSdir.data and SHAPE-SECONDSdirz.data
 gen() {
 	local f=$1-$2.data
 
@@ -40,6 +44,17 @@ gen() {
 	*) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --shape "$1" ;;
 	esac > "$f.gen" || abort "gen-scale.py $1 $2 failed: $(cat "$f.gen")"
 	$ZCOPY "$f" "$1-$2z.data" > /dev/null || abort "zcopy.py $f failed"
+	$DIRCOPY "$f" "$1-$2dir.data" > /dev/null || abort "dircopy.py $f failed"
+	$DIRCOPY -z "$f" "$1-$2dirz.data" > /dev/null || abort "dircopy.py -z $f failed"
+}
+
+# name VARIANT: how the checks name a variant
+name() {
+	case $1 in
+	z) echo " -z" ;;
+	dir) echo " --threads" ;;
+	dirz) echo " --threads -z" ;;
+	esac
 }
 
 # peak FILE: perf script -v's peak of samples held reading FILE
@@ -52,15 +67,17 @@ for shape in short never end random many; do
 	for secs in 4 8; do
 		gen "$shape" "$secs"
 	done
-	for z in "" z; do
-		# the oracle, on the longer file
-		bash "$here/helpers/oracle-check.sh" "$shape-8$z.data" "$shape${z:+ -z}" > oracle.out 2>&1
+	for v in "" z dir dirz; do
+		n=$shape$(name "$v")
+		secs=8
+		case $v in dir*) secs=4 ;; esac
+		bash "$here/helpers/oracle-check.sh" "$shape-$secs$v.data" "$n" > oracle.out 2>&1
 		relay_results oracle.out
-		p4=$(peak "$shape-4$z.data")
-		p8=$(peak "$shape-8$z.data")
-		echo "     $shape${z:+ -z}: peak samples held: $p4 (4 s), $p8 (8 s)"
+		p4=$(peak "$shape-4$v.data")
+		p8=$(peak "$shape-8$v.data")
+		echo "     $n: peak samples held: $p4 (4 s), $p8 (8 s)"
 		# 1 MiB held before the index is made: 4,000 samples at most here
-		check "$shape${z:+ -z}: the peak held does not grow with the block ($p4 at 4 s, $p8 at 8 s)" \
+		check "$n: the peak held does not grow with the block ($p4 at 4 s, $p8 at 8 s)" \
 			test "${p8:-999999999}" -le $(( ${p4:-0} * 11 / 10 + 4000 ))
 	done
 done
