@@ -28,9 +28,8 @@
 #
 # Per command: cpu = user + sys seconds of it and of every process it
 # started, waited for or not (bench/cputime.py: perf's addr2line helpers),
-# and its peak RSS, medians of RUNS runs or more (short commands); anon =
-# peak anonymous RSS of one more run, sampled from /proc every 10 ms
-# (peak RSS counts the input file, which perf's reader maps whole; the
+# and its peak RSS and peak anonymous RSS (sampled from /proc every 10
+# ms), medians of RUNS runs or more (short commands) (peak RSS counts the input file, which perf's reader maps whole; the
 # anonymous part is the tool's own).  Each row
 # ends with the goals of issue 22 it meets ("ok") or misses ("MISS"), and
 # the end counts them.
@@ -99,20 +98,6 @@ goal() {
 	fi
 }
 
-# peak_anon CMD...: the peak anonymous RSS (KiB) of one run
-peak_anon() {
-	local pid peak=0 a
-	"$@" > /dev/null 2> anon.err &
-	pid=$!
-	while kill -0 "$pid" 2> /dev/null; do
-		a=$(awk '/^RssAnon:/ { print $2 }' "/proc/$pid/status" 2> /dev/null)
-		[ -n "$a" ] && [ "$a" -gt "$peak" ] && peak=$a
-		sleep 0.01
-	done
-	wait "$pid" || { cat anon.err >&2; die "failed: $*"; }
-	echo "$peak"
-}
-
 # pair -- CMD_A... -- CMD_B...: RUNS runs of each in turn; sets a_cpu a_rss
 # a_anon b_cpu b_rss b_anon (anon "-" for a command given as 'sh -c')
 pair() {
@@ -129,10 +114,10 @@ pair() {
 	for ((i = 0; i < runs; i++)); do
 		"$CPUTIME" -o time.out "${acmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${acmd[*]}"; }
-		awk '{ print $1 + $2, $3 }' time.out >> a.runs
+		awk '{ print $1 + $2, $3, $4 }' time.out >> a.runs
 		"$CPUTIME" -o time.out "${bcmd[@]}" > /dev/null 2> cmd.err ||
 			{ cat cmd.err >&2; die "failed: ${bcmd[*]}"; }
-		awk '{ print $1 + $2, $3 }' time.out >> b.runs
+		awk '{ print $1 + $2, $3, $4 }' time.out >> b.runs
 		# short commands: more runs, up to MIN_CPU s of each side, so that
 		# a ratio of commands of 0.3 s is not a ratio of clock ticks
 		[ "$i" -eq 0 ] && runs=$(awk -v a="$(tail -1 a.runs | cut -d' ' -f1)" \
@@ -145,8 +130,8 @@ pair() {
 	b_rss=$(cut -d' ' -f2 b.runs | median)
 	a_anon=-
 	b_anon=-
-	[ "${acmd[0]}" = sh ] || a_anon=$(peak_anon "${acmd[@]}")
-	[ "${bcmd[0]}" = sh ] || b_anon=$(peak_anon "${bcmd[@]}")
+	[ "${acmd[0]}" = sh ] || a_anon=$(cut -d' ' -f3 a.runs | median)
+	[ "${bcmd[0]}" = sh ] || b_anon=$(cut -d' ' -f3 b.runs | median)
 }
 
 # columns LABEL: the measured pair as a row's figures
@@ -197,7 +182,7 @@ done
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -r); medians of $RUNS runs or more (up to ${MIN_CPU} s a side, 25 runs)"
 echo "# cpu: user + sys s; RSS: peak RSS MiB (counts the mapped input file); anon: peak"
-echo "# anonymous RSS MiB of one more run; waiting: most deferred samples held at once (perf stitch --stats)"
+echo "# anonymous RSS MiB (cputime.py: /proc every 10 ms); waiting: most deferred samples held at once (perf stitch --stats)"
 
 # reader_rows PEER FP CPU_GOAL RSS_GOAL FILE...: perf script and perf report
 # --stdio of build/perf on each FILE against PEER on the same file, or,
