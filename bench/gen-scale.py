@@ -19,7 +19,10 @@ wait, which a reader keeping time order must hold everything behind.
 (the above; with --block-max past the end, the blocker never wakes and
 its record is never written), end (it wakes at the end: its record is
 the last), random (16 blockers wake at random times), many (64 blockers
-each block most of the recording).
+each block most of the recording).  --remap-ms maps code into the server
+every so many ms, on some CPU: a plugin at an address of its own (no
+stack lies in it), or with --remap-in-place every 4th time the server's
+binary again in place (a new version of it), under its threads' stacks.
 
 The file is written as perf record writes one: the events of each round
 of --round-ms, CPU by CPU, each CPU's in time order, a FINISHED_ROUND after
@@ -49,6 +52,7 @@ SAMPLE_TYPE = pd.S_IDENTIFIER | pd.S_IP | pd.S_TID | pd.S_TIME | pd.S_CPU | \
 KERNEL_BASE = 0xffffffff81000000
 WORKER_BASE = 0x555555554000
 SERVER_BASE = 0x555555800000
+PLUGIN_BASE = 0x7f0000000000
 CONTEXT_KERNEL_B = struct.pack('<Q', pd.CONTEXT_KERNEL)
 
 
@@ -120,6 +124,7 @@ class Gen:
         self.hdr = struct.Struct('<IHH')
         # the records' sample_id: TID, TIME, CPU, IDENTIFIER (perfdata.sample_id())
         self.sid = struct.Struct('<IIQIIQ')
+        self.mmap2 = struct.Struct('<IIQQQIIQQII')
         assert self.sid.size == len(pd.sample_id(SAMPLE_TYPE))
 
     def cookie(self, cpu):
@@ -143,6 +148,28 @@ class Gen:
         body = self.tail.pack(cookie, len(stack) // 8) + stack + \
             self.sid.pack(pid, tid, time, cpu, 0, self.clock.id_for(cpu))
         return self.hdr.pack(pd.CALLCHAIN_DEFERRED, pd.MISC_USER, 8 + len(body)) + body
+
+    def mapping(self, pid, tid, time, cpu, start, length, name):
+        """A PERF_RECORD_MMAP2 of code"""
+        fname = name.encode() + b'\0'
+        fname += b'\0' * (-len(fname) % 8)
+        body = self.mmap2.pack(pid, tid, start, length, 0, 0, 0, 0, 0, 5, 2) + fname + \
+            self.sid.pack(pid, tid, time, cpu, 0, self.clock.id_for(cpu))
+        return self.hdr.pack(pd.MMAP2, pd.MISC_USER, 8 + len(body)) + body
+
+    def remaps(self, t0, t1, out):
+        """--remap-ms: the server's new code mappings in [@t0, @t1)"""
+        step = self.a.remap_ms * 1000000
+        if not step:
+            return
+        for t in range((t0 + step - 1) // step * step, t1, step):
+            k = t // step
+            cpu = self.rng.randrange(self.a.cpus)
+            if k % 4 or not self.a.remap_in_place:
+                start, name = PLUGIN_BASE + k * 0x100000, '/opt/bench-scale/plugin-%d.so' % k
+            else:
+                start, name = SERVER_BASE, '/opt/bench-scale/server-%d' % k
+            out[cpu].append((t, cpu, self.mapping(20000, 20000, t, cpu, start, 0x100000, name)))
 
     def entry(self, attr, pid, tid, time, cpu, rcpu, rtime, base, kernel, period):
         """A sample and its record: (time, cpu, bytes) twice."""
@@ -213,6 +240,7 @@ class Gen:
                     out[c].append(s)
                     (out[c] if r[0] < t1 else later).append(r)
                     t += period
+            self.remaps(t0, t1, out)
             # the blockers going to sleep in this round
             while heap and heap[0][0] < t1:
                 wake, tid, first = heapq.heappop(heap)
@@ -232,7 +260,7 @@ class Gen:
                     w.put(rec)
                     if rec[0] == pd.SAMPLE:
                         self.samples += 1
-                    else:
+                    elif rec[0] == pd.CALLCHAIN_DEFERRED:
                         self.records += 1
             w.finished_round()
             t0 = t1
@@ -258,6 +286,10 @@ def main():
     ap.add_argument('--long', type=int, default=None,
                     help='how many blockers block long first (default: 1; '
                     '16 for random, 64 for many)')
+    ap.add_argument('--remap-ms', type=int, default=0,
+                    help='map code into the server every so many ms (0: never)')
+    ap.add_argument('--remap-in-place', action='store_true',
+                    help='every 4th of --remap-ms maps the server\'s binary in place')
     ap.add_argument('--round-ms', type=int, default=100)
     ap.add_argument('--seed', type=int, default=1)
     a = ap.parse_args()

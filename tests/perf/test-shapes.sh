@@ -13,6 +13,12 @@
 #   end      one thread wakes at the end: its record is the last
 #   random   16 threads wake at random times
 #   many     64 threads each block most of the recording
+#   remap    one thread wakes at the end, its process maps code every
+#            50 ms: a plugin, or every 4th time its own binary again in
+#            place, under the stacks of its threads; the stacks resolve
+#            against the maps of their record's time, as when read from a
+#            pipe (bench/pipecopy.py), where every sample waits for its
+#            record and no index is made
 #
 # Each shape is held to the order-free oracle in every reading mode
 # (helpers/oracle-check.sh; the 8 s file, the 4 s one for the
@@ -41,6 +47,8 @@ gen() {
 	case $1 in
 	short) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --long 0 ;;
 	never) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max $(($2 + 5)) ;;
+	remap) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --shape end \
+		--remap-ms 50 --remap-in-place ;;
 	*) $GEN "$f" --cpus 4 --seconds "$2" --blockers 64 --block-max 0.2 --shape "$1" ;;
 	esac > "$f.gen" || abort "gen-scale.py $1 $2 failed: $(cat "$f.gen")"
 	$ZCOPY "$f" "$1-$2z.data" > /dev/null || abort "zcopy.py $f failed"
@@ -63,7 +71,17 @@ peak() {
 		sed -nE 's/.*deferred callchains: peak ([0-9]+) samples, .*/\1/p' | head -1
 }
 
-for shape in short never end random many; do
+# stacks FILE: perf script's samples, each frame with its dso, of a file
+# (a directory) or of a pipe (-: from remap-4.pipe)
+stacks() {
+	if [ "$1" = - ]; then
+		"$PERF" script -F tid,time,ip,sym,dso -i - < remap-4.pipe 2> /dev/null
+	else
+		"$PERF" script -F tid,time,ip,sym,dso -i "$1" 2> /dev/null
+	fi
+}
+
+for shape in short never end random many remap; do
 	for secs in 4 8; do
 		gen "$shape" "$secs"
 	done
@@ -79,6 +97,16 @@ for shape in short never end random many; do
 		# 1 MiB held before the index is made: 4,000 samples at most here
 		check "$n: the peak held does not grow with the block ($p4 at 4 s, $p8 at 8 s)" \
 			test "${p8:-999999999}" -le $(( ${p4:-0} * 11 / 10 + 4000 ))
+		[ "$shape" = remap ] || continue
+		# the mappings up to each record, read back through the index
+		[ -f remap-4.pipe.txt ] || {
+			/usr/bin/python3 "$top/bench/pipecopy.py" remap-4.data remap-4.pipe > /dev/null &&
+			stacks - > remap-4.pipe.txt
+		} || abort "pipecopy.py remap-4.data failed"
+		stacks "remap-4$v.data" > "remap-4$v.txt"
+		check "$n: each stack resolves against its record's maps, as read from a pipe" \
+			cmp -s "remap-4$v.txt" remap-4.pipe.txt
 	done
 done
+
 finish

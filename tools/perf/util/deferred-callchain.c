@@ -746,6 +746,7 @@ static int deferred__index(struct deferred_callchain *dc)
 	dc->index = deferred_index__new(dc->session, &records);
 	if (!dc->index)
 		return 0;
+	dc->maps.index = dc->index;
 	pr_debug("deferred callchains: %" PRIu64 " records indexed, %" PRIu64
 		 " bytes held behind waiting samples\n", records, dc->held_bytes);
 	/* the samples already waiting take theirs too */
@@ -1199,13 +1200,13 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 
 		pr_debug("deferred callchains: %" PRIu64 " records read ahead, %" PRIu64 " samples or kernel entries without a record in the rest of the file\n",
 			 dc->nr_ahead, dc->nr_no_record);
-		pr_debug("deferred callchains: left to wait in the stream: %" PRIu64 " another entry's record first, %" PRIu64 " an exit or exec first, %" PRIu64 " new code mapped first, %" PRIu64 " only after an exit or exec, %" PRIu64 " unreadable\n",
+		pr_debug("deferred callchains: left to wait in the stream: %" PRIu64 " another entry's record first, %" PRIu64 " an exit or exec first, %" PRIu64 " only after an exit or exec, %" PRIu64 " unreadable\n",
 			 deferred_index__refused(idx, DEFERRED_INDEX__OTHER_ENTRY),
 			 deferred_index__refused(idx, DEFERRED_INDEX__BOUNDS),
-			 deferred_index__refused(idx, DEFERRED_INDEX__MAPS),
 			 deferred_index__refused(idx, DEFERRED_INDEX__NOT_YET),
 			 deferred_index__refused(idx, DEFERRED_INDEX__UNREADABLE));
 	}
+	dc->maps.index = NULL;
 	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
 	free(dc->chain);

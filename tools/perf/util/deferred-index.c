@@ -13,8 +13,8 @@
  *
  * Kept per record: its time and place (16 bytes; its ids and stack are
  * read back from the file), in runs of its task's records in time order;
- * per task its execs and exits; per process the times of its new
- * mappings.  A task's samples come in time order too, so each finds its
+ * per task its execs and exits; per process its new code mappings, when
+ * and where.  A task's samples come in time order too, so each finds its
  * record from where the task's previous one did: a few entries on, in a
  * run the cache already holds, where a search of one sorted array of all
  * records (100 MB and more on a multi-GB file) misses at every step.
@@ -97,6 +97,13 @@ struct index_event {
 	u32	id;
 };
 
+/* A process' new code mapping: when, whose, where in the file */
+struct index_mapping {
+	u64	time;
+	u64	pos;
+	u32	pid;
+};
+
 struct index_array {
 	void	*entries;
 	size_t	nr;
@@ -110,7 +117,7 @@ struct deferred_index {
 	struct index_array	tasks;		/* struct index_task */
 	struct hashmap		*task_of;	/* tid -> its index in tasks */
 	struct index_array	bounds;		/* execs and exits, by tid */
-	struct index_array	maps;		/* user mappings, by pid */
+	struct index_array	maps;		/* struct index_mapping, by pid */
 	int			*fds;		/* per file: the header file, then a directory's */
 	int			nr_fds;
 	struct index_block	cache[1 << INDEX_CACHE_BITS];
@@ -174,6 +181,30 @@ static int index_event__cmp(const void *va, const void *vb)
 	return 0;
 }
 
+static int index_mapping__cmp(const void *va, const void *vb)
+{
+	const struct index_mapping *a = va, *b = vb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return 0;
+}
+
+static int index_mapping__add(struct index_array *a, const union perf_event *event, u64 time,
+			      u64 pos)
+{
+	struct index_mapping *m = index_array__add(a);
+
+	if (!m)
+		return -ENOMEM;
+	m->time = time;
+	m->pos = pos;
+	m->pid = event->header.type == PERF_RECORD_MMAP2 ? event->mmap2.pid : event->mmap.pid;
+	return 0;
+}
+
 static int index_event__add(struct index_array *a, u32 id, u64 time)
 {
 	struct index_event *e = index_array__add(a);
@@ -233,14 +264,14 @@ static int index__event(struct deferred_index *idx, union perf_event *event, u32
 	/* nor one perf cannot parse */
 	if (evlist__parse_sample(idx->session->evlist, event, &sample))
 		goto out;
+	if (offset >> INDEX_OFFSET_BITS || file >> (64 - INDEX_OFFSET_BITS)) {
+		err = -EFBIG;
+		goto out;
+	}
 	switch (event->header.type) {
 	case PERF_RECORD_CALLCHAIN_DEFERRED:
 		if (!event->callchain_deferred.cookie)
 			break;
-		if (offset >> INDEX_OFFSET_BITS || file >> (64 - INDEX_OFFSET_BITS)) {
-			err = -EFBIG;
-			break;
-		}
 		rec = index_array__add(&idx->records);
 		if (!rec) {
 			err = -ENOMEM;
@@ -257,8 +288,8 @@ static int index__event(struct deferred_index *idx, union perf_event *event, u32
 		err = index_event__add(&idx->bounds, event->comm.tid, sample.time);
 		break;
 	default:
-		err = index_event__add(&idx->maps, event->header.type == PERF_RECORD_MMAP2 ?
-					event->mmap2.pid : event->mmap.pid, sample.time);
+		err = index_mapping__add(&idx->maps, event, sample.time,
+					 (u64)file << INDEX_OFFSET_BITS | offset);
 		break;
 	}
 out:
@@ -313,13 +344,14 @@ static int index__spill_open(struct deferred_index *idx)
 	return 0;
 }
 
-/* A decompressed event: indexed, and copied if it is a record the index keeps */
+/* A decompressed event: indexed, and copied if it is one the index reads back */
 static int index__decompressed_event(struct deferred_index *idx, union perf_event *event)
 {
-	size_t nr = idx->records.nr;
+	size_t nr = idx->records.nr + idx->maps.nr;
 	int err;
 
-	if (event->header.type != PERF_RECORD_CALLCHAIN_DEFERRED)
+	if (event->header.type != PERF_RECORD_CALLCHAIN_DEFERRED &&
+	    !event__user_mapping(event))
 		return index__event(idx, event, 0, 0);
 	if (idx->spill_fd < 0) {
 		err = index__spill_open(idx);
@@ -327,7 +359,7 @@ static int index__decompressed_event(struct deferred_index *idx, union perf_even
 			return err;
 	}
 	err = index__event(idx, event, idx->spill_file, idx->spill_pos);
-	if (err || idx->records.nr == nr)
+	if (err || idx->records.nr + idx->maps.nr == nr)
 		return err;
 	if (idx->spill_len + event->header.size > INDEX_SPILL_BUF) {
 		err = index__spill_flush(idx);
@@ -615,14 +647,14 @@ struct deferred_index *deferred_index__new(struct perf_session *session, u64 *re
 	idx->records.size = sizeof(struct index_found);
 	idx->tasks.size = sizeof(struct index_task);
 	idx->bounds.size = sizeof(struct index_event);
-	idx->maps.size = sizeof(struct index_event);
+	idx->maps.size = sizeof(struct index_mapping);
 	if (index__walk(idx) || index__group_by_task(idx)) {
 		pr_debug("deferred callchains: no index of the records, samples wait for theirs\n");
 		deferred_index__delete(idx);
 		return NULL;
 	}
 	index_array__sort(&idx->bounds, index_event__cmp);
-	index_array__sort(&idx->maps, index_event__cmp);
+	index_array__sort(&idx->maps, index_mapping__cmp);
 	*records = idx->records.nr;
 	return idx;
 }
@@ -833,8 +865,28 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 		return index__refuse(idx, DEFERRED_INDEX__OTHER_ENTRY);
 	if (index__event_between(&idx->bounds, sample->tid, sample->time, rec->time))
 		return index__refuse(idx, DEFERRED_INDEX__BOUNDS);
-	if (index__event_between(&idx->maps, sample->pid, sample->time, rec->time))
-		return index__refuse(idx, DEFERRED_INDEX__MAPS);
+	return 0;
+}
+
+int deferred_index__read_mappings(struct deferred_index *idx, u32 pid, u64 from, u64 to,
+				  deferred_index_mapping_fn fn, void *arg)
+{
+	const struct index_mapping *m = idx->maps.entries;
+	const struct index_mapping key = { .pid = pid, .time = from };
+	size_t i = index_array__lower_bound(&idx->maps, &key, index_mapping__cmp);
+	int err;
+
+	for (; i < idx->maps.nr && m[i].pid == pid && m[i].time <= to; i++) {
+		union perf_event *event = index__event_at(idx, m[i].pos, &err);
+
+		if (!event)
+			return err;
+		if (!event__user_mapping(event))
+			return -EIO;
+		err = fn(event, arg);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 
 struct perf_session;
 struct perf_sample;
+union perf_event;
 
 /*
  * The PERF_RECORD_CALLCHAIN_DEFERRED records of a perf.data file (or of
@@ -15,8 +16,8 @@ struct perf_sample;
  * file, instead of holding every later event until the record comes in
  * time order, however long its task blocked.  The pass also notes what
  * would make reading ahead give another answer than waiting: the task's
- * exec and exit, its process' new mappings (its user part resolves against
- * the maps of the record's time).
+ * exec and exit, its process' new code mappings (its user part resolves
+ * against the maps of the record's time).
  */
 struct deferred_index;
 
@@ -45,7 +46,6 @@ enum deferred_index_refusal {
 	DEFERRED_INDEX__NOT_YET,	/* the task's later records: an exit or exec first */
 	DEFERRED_INDEX__OTHER_ENTRY,	/* the task's next record is another entry's */
 	DEFERRED_INDEX__BOUNDS,		/* an exit or exec of the task before its record */
-	DEFERRED_INDEX__MAPS,		/* its process mapped code before its record */
 	DEFERRED_INDEX__UNREADABLE,	/* the record could not be read back */
 	DEFERRED_INDEX__NR_REFUSALS,
 };
@@ -56,7 +56,8 @@ void deferred_index__delete(struct deferred_index *idx);
 /*
  * @sample's record (with @cookie), if it was written after the sample and
  * nothing between the two changes the answer (the same pid, no exec or
- * exit of the task, no new mapping of its process): read from the file
+ * exit of the task; the mappings its process made in between are read
+ * back by deferred_index__read_mappings()): read from the file
  * into @rec.  0; -ENODATA when the rest of the file has no record for it,
  * nor a later one of its task, nor its exit or exec (its task blocked
  * until the recording ended: an orphan now, as at the end); -ENOENT to let
@@ -64,6 +65,16 @@ void deferred_index__delete(struct deferred_index *idx);
  */
 int deferred_index__find(struct deferred_index *idx, const struct perf_sample *sample,
 			 u64 cookie, struct deferred_index_record *rec);
+/* Handed a mapping read back (valid during the call): 0 to go on */
+typedef int (*deferred_index_mapping_fn)(union perf_event *event, void *arg);
+
+/*
+ * The code mappings (PERF_RECORD_MMAP, MMAP2) @pid made in [@from, @to],
+ * in time order, read back from the file and each handed to @fn: 0,
+ * -errno or what @fn returned, not 0.
+ */
+int deferred_index__read_mappings(struct deferred_index *idx, u32 pid, u64 from, u64 to,
+				  deferred_index_mapping_fn fn, void *arg);
 /* How many samples deferred_index__find() refused, by reason */
 u64 deferred_index__refused(const struct deferred_index *idx, enum deferred_index_refusal why);
 

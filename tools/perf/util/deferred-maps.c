@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <perf/event.h>
 #include "build-id.h"
+#include "deferred-index.h"
 #include "deferred-maps.h"
 #include "dso.h"
 #include "machine.h"
@@ -155,22 +156,46 @@ out_err:
 	goto out;
 }
 
+struct thread_at {
+	struct machine			*machine;
+	const struct perf_sample	*sample;
+	struct thread			*copy;
+};
+
+/* @event's mapping added to the copy of the sample's thread, made at the first */
+static int thread_at__add(union perf_event *event, void *arg)
+{
+	struct thread_at *at = arg;
+
+	if (!at->copy)
+		at->copy = thread__copy_maps(at->machine, at->sample);
+	if (!at->copy)
+		return -ENOMEM;
+	return thread__add_mapping(at->copy, at->machine, event);
+}
+
 struct thread *deferred_maps__thread_at(struct deferred_maps *dm, struct machine *machine,
 					const struct perf_sample *sample, u64 record_time)
 {
+	struct thread_at at = { .machine = machine, .sample = sample };
 	struct deferred_map_event *me;
-	struct thread *copy = NULL;
+	int err = 0;
 
+	if (dm->index) {
+		err = deferred_index__read_mappings(dm->index, sample->pid, sample->time,
+						    record_time, thread_at__add, &at);
+		goto out;
+	}
 	list_for_each_entry(me, &dm->held, node) {
 		if (me->time < sample->time || me->time > record_time ||
 		    event__mapping_pid(me->event) != sample->pid)
 			continue;
-		if (!copy)
-			copy = thread__copy_maps(machine, sample);
-		if (!copy || thread__add_mapping(copy, machine, me->event)) {
-			thread__zput(copy);
-			return NULL;
-		}
+		err = thread_at__add(me->event, &at);
+		if (err)
+			break;
 	}
-	return copy;
+out:
+	if (err)
+		thread__zput(at.copy);
+	return at.copy;
 }

@@ -5,6 +5,7 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
+struct deferred_index;
 struct machine;
 struct perf_sample;
 struct thread;
@@ -19,6 +20,12 @@ union perf_event;
  */
 struct deferred_maps {
 	struct list_head	held;	/* struct deferred_map_event, in the order held */
+	/*
+	 * The file's index, once made: a sample read ahead leaves before the
+	 * mappings written up to its record are read, so they are read
+	 * back from the file, held or not.
+	 */
+	struct deferred_index	*index;
 };
 
 void deferred_maps__init(struct deferred_maps *dm);
@@ -31,7 +38,8 @@ void deferred_maps__release(struct deferred_maps *dm, union perf_event *event);
 
 /*
  * @sample's thread with the maps of @record_time, those of perf and the
- * mappings held of its process written up to then: a new thread, not in
+ * mappings of its process written from the sample up to then (held, or
+ * read back through the index): a new thread, not in
  * @machine, to be put with thread__put(); NULL when no held mapping
  * changes them (or on error: the maps of the sample's time are used).
  */
