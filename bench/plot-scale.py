@@ -147,7 +147,7 @@ def plot_shapes(med, size, path):
     axes[0].set_title('by shape of blocking, as a file, -z, --threads, --threads -z')
     axes[2].set_xticks(list(pos))
     axes[2].set_xticklabels(['%s\n%s' % (split_shape(x)[0], VARIANT_NAME[split_shape(x)[1]])
-                             for x in xs], fontsize=7)
+                             for x in xs], fontsize=7, rotation=30)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
 

@@ -58,15 +58,22 @@
 /*
  * Records are read back through a few blocks of the file kept here: a CPU's
  * samples come in time order and so do its records, close together in its
- * buffer's part of each round, so most reads find their block instead of
- * costing system calls.  A record is at most 64 KiB (its size is a u16).
+ * buffer's part of each round (or in its file of a --threads directory),
+ * so most reads find their block instead of costing system calls.  Each
+ * CPU reads on in a block of its own at once: 4-way sets, the least
+ * recently used block of a set read over, keep 64 CPUs' blocks where one
+ * block a hash picks had two of them read over each other in turn (a
+ * pread() a sample on a 64-CPU --threads directory).  A record is at
+ * most 64 KiB (its size is a u16); one across two blocks is read whole.
  */
-#define INDEX_BLOCK_BITS	16
+#define INDEX_BLOCK_BITS	14
 #define INDEX_BLOCK		BIT(INDEX_BLOCK_BITS)
-#define INDEX_CACHE_BITS	6
+#define INDEX_CACHE_SET_BITS	6
+#define INDEX_CACHE_WAYS	4
 
 struct index_block {
 	u64	pos;	/* where it starts, as a record's pos */
+	u64	used;	/* when it was last read from */
 	u32	len;	/* 0: nothing read */
 	u64	*data;
 };
@@ -120,7 +127,8 @@ struct deferred_index {
 	struct index_array	maps;		/* struct index_mapping, by pid */
 	int			*fds;		/* per file: the header file, then a directory's */
 	int			nr_fds;
-	struct index_block	cache[1 << INDEX_CACHE_BITS];
+	struct index_block	cache[INDEX_CACHE_WAYS << INDEX_CACHE_SET_BITS];
+	u64			cache_clock;
 	u64			*buf;		/* a record across two blocks or misaligned */
 	size_t			buf_size;
 	u64			refused[DEFERRED_INDEX__NR_REFUSALS];
@@ -739,12 +747,20 @@ static bool index__event_between(const struct index_array *a, u32 id, u64 from, 
 static struct index_block *index__block(struct deferred_index *idx, u64 pos)
 {
 	u64 start = pos & ~(u64)(INDEX_BLOCK - 1);
-	struct index_block *b = &idx->cache[hash_64(start >> INDEX_BLOCK_BITS, INDEX_CACHE_BITS)];
+	struct index_block *set = &idx->cache[hash_64(start >> INDEX_BLOCK_BITS,
+						      INDEX_CACHE_SET_BITS) * INDEX_CACHE_WAYS];
+	struct index_block *b = set;
 	u64 offset = start & ((1ULL << INDEX_OFFSET_BITS) - 1);
 	ssize_t got;
 
-	if (b->len && b->pos == start)
-		return b;
+	for (int way = 0; way < INDEX_CACHE_WAYS; way++) {
+		if (set[way].len && set[way].pos == start) {
+			set[way].used = ++idx->cache_clock;
+			return &set[way];
+		}
+		if (set[way].used < b->used)
+			b = &set[way];
+	}
 	if (!b->data) {
 		b->data = malloc(INDEX_BLOCK);
 		if (!b->data)
@@ -756,6 +772,7 @@ static struct index_block *index__block(struct deferred_index *idx, u64 pos)
 		return ERR_PTR(-EIO);
 	b->pos = start;
 	b->len = got;
+	b->used = ++idx->cache_clock;
 	return b;
 }
 
