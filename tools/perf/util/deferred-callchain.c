@@ -746,7 +746,7 @@ static int deferred__index(struct deferred_callchain *dc)
 	dc->index = deferred_index__new(dc->session, &records);
 	if (!dc->index)
 		return 0;
-	dc->maps.index = dc->index;
+	deferred_maps__set_index(&dc->maps, dc->index);
 	pr_debug("deferred callchains: %" PRIu64 " records indexed, %" PRIu64
 		 " bytes held behind waiting samples\n", records, dc->held_bytes);
 	/* the samples already waiting take theirs too */
@@ -1206,7 +1206,7 @@ void deferred_callchain__delete(struct deferred_callchain *dc)
 			 deferred_index__refused(idx, DEFERRED_INDEX__NOT_YET),
 			 deferred_index__refused(idx, DEFERRED_INDEX__UNREADABLE));
 	}
-	dc->maps.index = NULL;
+	deferred_maps__set_index(&dc->maps, NULL);
 	deferred_index__delete(dc->index);
 	deferred_maps__exit(&dc->maps);
 	free(dc->chain);

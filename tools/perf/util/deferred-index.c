@@ -885,15 +885,28 @@ int deferred_index__find(struct deferred_index *idx, const struct perf_sample *s
 	return 0;
 }
 
-int deferred_index__read_mappings(struct deferred_index *idx, u32 pid, u64 from, u64 to,
-				  deferred_index_mapping_fn fn, void *arg)
+size_t deferred_index__count_mappings(const struct deferred_index *idx, u32 pid, u64 from,
+				      u64 to, size_t *first)
 {
 	const struct index_mapping *m = idx->maps.entries;
 	const struct index_mapping key = { .pid = pid, .time = from };
 	size_t i = index_array__lower_bound(&idx->maps, &key, index_mapping__cmp);
+	size_t end = i;
+
+	while (end < idx->maps.nr && m[end].pid == pid && m[end].time <= to)
+		end++;
+	*first = i;
+	return end - i;
+}
+
+int deferred_index__read_mappings(struct deferred_index *idx, u32 pid, u64 from, u64 to,
+				  deferred_index_mapping_fn fn, void *arg)
+{
+	const struct index_mapping *m = idx->maps.entries;
+	size_t i, first, nr = deferred_index__count_mappings(idx, pid, from, to, &first);
 	int err;
 
-	for (; i < idx->maps.nr && m[i].pid == pid && m[i].time <= to; i++) {
+	for (i = first; i < first + nr; i++) {
 		union perf_event *event = index__event_at(idx, m[i].pos, &err);
 
 		if (!event)

@@ -75,6 +75,13 @@ typedef int (*deferred_index_mapping_fn)(union perf_event *event, void *arg);
  */
 int deferred_index__read_mappings(struct deferred_index *idx, u32 pid, u64 from, u64 to,
 				  deferred_index_mapping_fn fn, void *arg);
+/*
+ * How many code mappings @pid made in [@from, @to]: the first's place in
+ * the index in @first, the same for the same mappings (what
+ * deferred_index__read_mappings() would read back, without reading).
+ */
+size_t deferred_index__count_mappings(const struct deferred_index *idx, u32 pid, u64 from,
+				      u64 to, size_t *first);
 /* How many samples deferred_index__find() refused, by reason */
 u64 deferred_index__refused(const struct deferred_index *idx, enum deferred_index_refusal why);
 
