@@ -40,7 +40,7 @@ PERF_MAKE = $(MAKE) -f $(CURDIR)/Makefile.perf-patch
 # /usr/bin/python3) read perf record -z files.  Node.js
 # and npm (for node-deps) are checked by command, since the machines may
 # carry them from a non-Debian nodejs package.
-DEPS_PACKAGES := make gcc pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
+DEPS_PACKAGES := make gcc g++ pkg-config check clang libclang-rt-14-dev valgrind linux-perf \
 	chromium time golang-go golang-github-google-pprof-dev hotspot xvfb xauth xdotool \
 	imagemagick qemu-system-x86 busybox-static tmux python3-zstandard asciidoc xmlto man-db \
 	babeltrace2

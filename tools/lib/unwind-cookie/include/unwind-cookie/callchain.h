@@ -13,6 +13,10 @@
 #include <stdint.h>
 #include <unwind-cookie/core.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct unwind_callchain_split {
 	/*
 	 * Everything before the deferred marker, context markers included
@@ -58,5 +62,9 @@ LIBUNWIND_COOKIE_API size_t unwind_callchain__stitched_len(size_t nr_kernel, siz
 LIBUNWIND_COOKIE_API long unwind_callchain__stitch(const uint64_t *kernel, size_t nr_kernel,
 						   const uint64_t *user, size_t nr_user,
 						   uint64_t *out, size_t cap);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* __LIBUNWIND_COOKIE_CALLCHAIN_H */

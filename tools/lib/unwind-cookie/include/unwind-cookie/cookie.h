@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <unwind-cookie/core.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* struct perf_event_header.type of the record carrying the user stack. */
 #define UNWIND_COOKIE_RECORD_CALLCHAIN_DEFERRED	22
 
@@ -80,5 +84,9 @@ static inline bool unwind_cookie__attr_defers(uint64_t flags)
 {
 	return flags & (UNWIND_COOKIE_ATTR_DEFER_CALLCHAIN | UNWIND_COOKIE_ATTR_DEFER_OUTPUT);
 }
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* __LIBUNWIND_COOKIE_COOKIE_H */

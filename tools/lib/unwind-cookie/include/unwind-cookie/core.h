@@ -4,6 +4,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #ifndef LIBUNWIND_COOKIE_API
 #define LIBUNWIND_COOKIE_API __attribute__((visibility("default")))
 #endif
@@ -30,5 +34,9 @@ LIBUNWIND_COOKIE_API libunwind_cookie_print_fn_t
 libunwind_cookie_set_print(libunwind_cookie_print_fn_t fn);
 
 LIBUNWIND_COOKIE_API const char *libunwind_cookie_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* __LIBUNWIND_COOKIE_CORE_H */

@@ -25,6 +25,10 @@
 #include <unwind-cookie/core.h>
 #include <unwind-cookie/cookie.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct unwind_kmodel;
 
 /* At most BITS_PER_LONG - 2 users, as in the kernel. */
@@ -178,5 +182,9 @@ LIBUNWIND_COOKIE_API int unwind_kmodel__file_order(const struct unwind_kmodel *k
 
 /* Unwinds performed so far (one per kernel entry that requested one). */
 LIBUNWIND_COOKIE_API uint64_t unwind_kmodel__nr_unwinds(const struct unwind_kmodel *km);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* __LIBUNWIND_COOKIE_KMODEL_H */

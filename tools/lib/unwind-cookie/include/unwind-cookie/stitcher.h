@@ -17,6 +17,10 @@
 #include <unwind-cookie/core.h>
 #include <unwind-cookie/cookie.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct unwind_stitcher;
 
 enum unwind_stitch_status {
@@ -314,5 +318,9 @@ LIBUNWIND_COOKIE_API int unwind_stitcher__finish(struct unwind_stitcher *st);
  */
 LIBUNWIND_COOKIE_API int unwind_stitcher__stats(const struct unwind_stitcher *st,
 						struct unwind_stitcher_stats *stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* __LIBUNWIND_COOKIE_STITCHER_H */
