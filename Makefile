@@ -13,6 +13,7 @@
 #                     summary, perf report, flame graph, exports in DEMO_OUT
 #                     (DEMO_KERNEL=vm: recorded in Linux 7.2 in QEMU)
 #   make perf-upstream  pristine upstream perf 7.2.13 as build/perf-upstream
+#   make hotspot      hotspot's perfparser, patched to join deferred callchains
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make clean
 
@@ -120,6 +121,7 @@ check: deps node-deps pprof
 	$(MAKE) check-paths
 	$(LIB_MAKE) check
 	$(PERF_MAKE)
+	$(MAKE) hotspot
 	$(PERF_TEST_SUITES)
 	$(MAKE) perf-upstream
 	$(PERF_MAKE) perf-asan
@@ -156,6 +158,15 @@ bench-scale: deps
 	$(PERF_MAKE)
 	$(MAKE) perf-upstream
 	bench/bench-scale.sh
+
+# hotspot's perfparser, patched (patches/perfparser-1.3.0/) to join
+# deferred user callchains through libunwind-cookie, under build/hotspot
+# (tests/hotspot/build-perfparser.sh): Debian 12's hotspot sources, Qt 5.
+HOTSPOT_PACKAGES := qtbase5-dev cmake libdw-dev libelf-dev libzstd-dev g++ python3
+hotspot: deps
+	$(MAKE) deps DEPS_PACKAGES="$(HOTSPOT_PACKAGES)"
+	$(LIB_MAKE) lib
+	LIB_MAKE="$(LIB_MAKE)" tests/hotspot/build-perfparser.sh $(BUILD)
 
 bench-vm-record: deps
 	@if [ -s $(BENCH_VM)/sleepers-20.data ] && [ -z "$(BENCH_VM_RECORD)" ]; then \
@@ -287,4 +298,4 @@ clean:
 	$(LIB_MAKE) clean
 	rm -rf $(BUILD)
 
-.PHONY: all perf check check-paths check-upstream-tests check-perf series series-check bench bench-scale bench-vm-record fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean
+.PHONY: all perf check check-paths check-upstream-tests check-perf series series-check bench bench-scale bench-vm-record hotspot fuzz fuzz-perf fuzz-perf-smoke install uninstall deps node-deps pprof perf-upstream demo clean

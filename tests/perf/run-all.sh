@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # longest first, so that the last to start is a short one
 FILE_SUITES=(test-upstream-files test-cross-tool test-real-corpus test-scenarios
 	     test-script-report test-bad-input test-ctf test-python test-build-configs
-	     test-stitch-untimed test-shapes)
+	     test-stitch-untimed test-shapes test-perfparser)
 jobs=${SUITE_JOBS:-$(nproc)}
 logs=$(mktemp -d /tmp/run-all.XXXXXX) || exit 2
 trap 'rm -rf "$logs"' EXIT

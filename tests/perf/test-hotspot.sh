@@ -14,7 +14,10 @@
 #
 # usage: tests/perf/test-hotspot.sh     (after make -f Makefile.perf-patch)
 #   Environment (tests/perf/lib.sh): PERF, SYS_PERF, PYTHON, CC, KEEP, and
-#   PERFPARSER=...  hotspot's parser (default: Debian's, in libexec)
+#   PERFPARSER=...  hotspot's parser (default: Debian's, in libexec);
+#   HOTSPOT_BUILD (make hotspot's, default build/hotspot), whose patched
+#   parser opens the deferred recording in the GUI; HOTSPOT_SHOTS=DIR
+#   keeps the screenshots
 # Needs root (or perf_event_paranoid <= 1 and tracefs access) for the
 # recording.  Output and exit status: see lib.sh.
 
@@ -85,5 +88,47 @@ check "hotspot, stitched.data: user frames drawn under the samples (3 bars or mo
 	gt "$nfull" 60
 check "hotspot, stitched.data: more than twice the deferred recording's full rows" \
 	gt "$nfull" $((2 * dfull))
+
+# A real deferred recording of Linux 7.2 (the corpus' threads-2ev-fpdefer,
+# perf record --call-graph=fp,defer of 16 threads) opened in the same
+# hotspot three ways: converted by perf stitch -o, and the deferred file
+# itself through Debian's parser and through ours (make hotspot; hotspot
+# runs the parser HOTSPOT_PERFPARSER names).  The program is the one the
+# corpus' build-id cache keeps (--appPath).
+patched=${HOTSPOT_BUILD:-$top/build/hotspot}/obj/hotspot-perfparser
+[ -x "$patched" ] || abort "no patched perfparser at $patched (make hotspot)"
+real=$top/tests/corpus/real-7.2/threads-2ev-fpdefer.data
+mkdir -p app
+cp "$top/tests/corpus/real-7.2/buildid/.build-id/3d/9924720be688274c22a824e41071706d6fb183" app/threads
+"$PERF" stitch -q -i "$real" -o real-stitched.data || bad "perf stitch -o $real"
+# shot NAME FILE [PARSER]: NAME.png of FILE's flame graph
+shot() {
+	if HOTSPOT_ARGS="--appPath $tmp/app --kallsyms /dev/null" HOTSPOT_PERFPARSER=${3:-} \
+			xvfb-run -a -s "-screen 0 1280x1024x24" \
+			"$here/helpers/hotspot-shot.sh" "$2" "$1.png" 2> "$1.shot.err"; then
+		ok "hotspot: a screenshot of the flame graph of $(basename "$2")${3:+ through the patched parser}"
+	else
+		bad "hotspot: a screenshot of the flame graph of $(basename "$2")${3:+ through the patched parser}"
+		cat "$1.shot.err"
+	fi
+}
+shot real-stitched real-stitched.data
+shot real-debian "$real"
+shot real-patched "$real" "$patched"
+sfull=$(full real-stitched.png)
+dfull=$(full real-debian.png)
+pfull=$(full real-patched.png)
+echo "# flame graph rows spanning the graph, the real recording: converted $sfull px, deferred through Debian's parser $dfull px, through ours $pfull px"
+check "hotspot, the converted real recording: user frames drawn (3 bars or more across)" \
+	gt "$sfull" 60
+check "hotspot, patched parser, the deferred real recording: the converted one's full rows ($pfull px against $sfull)" \
+	eval "[ $pfull -ge $((sfull * 9 / 10)) ] && [ $pfull -le $((sfull * 11 / 10)) ]"
+check "hotspot, patched parser: more than twice the full rows of Debian's parser on the same file" \
+	gt "$pfull" $((2 * dfull))
+# HOTSPOT_SHOTS=DIR: the screenshots, for the README
+if [ -n "${HOTSPOT_SHOTS:-}" ]; then
+	mkdir -p "$HOTSPOT_SHOTS"
+	cp real-stitched.png real-debian.png real-patched.png "$HOTSPOT_SHOTS/"
+fi
 
 finish
