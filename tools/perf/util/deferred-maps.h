@@ -47,7 +47,7 @@ struct deferred_maps {
 void deferred_maps__init(struct deferred_maps *dm);
 void deferred_maps__exit(struct deferred_maps *dm);
 
-/* The index the mappings are read back from from now on (NULL: none) */
+/* From now on, read the mappings back through @index (NULL: none) */
 void deferred_maps__set_index(struct deferred_maps *dm, struct deferred_index *index);
 /* @event, a mapping of @time, waits behind a held sample: 0 or -ENOMEM */
 int deferred_maps__hold(struct deferred_maps *dm, union perf_event *event, u64 time);
