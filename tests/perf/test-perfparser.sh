@@ -74,14 +74,17 @@ for f in "$corpus"/*.data; do
 	esac
 done
 
-# perfparser's own tests: testDeferredCallchains is ours.  vector_static_clang
+# perfparser's own tests, the series' three among them.  vector_static_clang
 # fails without our patches too: Debian 12's demangler spells two names
 # otherwise than the expected text (perfparser 1.3.0 as shipped)
 "$hs/obj/tst_perfdata" testTracingData testContentSize \
 	testFiles:vector_static_gcc/perf.data testFiles:vector_static_gcc/perf.data.zstd \
-	testFiles:fork_static_gcc/perf.data.zstd testDeferredCallchains > tst_perfdata.out 2>&1
+	testFiles:fork_static_gcc/perf.data.zstd \
+	testCompressed2 testCallchainDeferredRecords testDeferredCallchains > tst_perfdata.out 2>&1
 rc=$?
 check "tst_perfdata: $(grep '^Totals' tst_perfdata.out)" eq "$rc" 0
-check "tst_perfdata: testDeferredCallchains ran" has tst_perfdata.out '^PASS   : TestPerfData::testDeferredCallchains'
+for t in testCompressed2 testCallchainDeferredRecords testDeferredCallchains; do
+	check "tst_perfdata: $t (the series' test) passed" has tst_perfdata.out "^PASS   : TestPerfData::$t\\(\\)"
+done
 
 finish
