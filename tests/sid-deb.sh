@@ -4,7 +4,11 @@
 # with a private source list and state directory ($apt_dir, build/apt-sid):
 # the machine's apt configuration is never changed.  Sourced by
 # tests/vm/fetch-kernel.sh (the 7.2 kernel) and tests/upstream/get-linux-7.2.sh
-# (its sources), which define say() and set apt_dir.
+# (its sources), get-babeltrace2-ctf-writer.sh and tests/hotspot/build-perfparser.sh,
+# which define say() and set apt_dir.
+#
+#   apt_private LINE, apt_private_get ARGS...
+#	a private state in $apt_dir whose only source is LINE; apt-get on it
 #
 #   sid_deb PKG VER DEBNAME SHA256 LOG
 #	prints the path of the .deb, downloaded before or now, once its
@@ -30,6 +34,25 @@ sid_mirror() {
 	' "$f" | head -n 1
 }
 
+# apt_private LINE: $apt_dir made a private apt state whose only source is LINE
+apt_private() {
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	echo "$1" > "$apt_dir/sources.list"
+}
+
+# apt_private_get ARGS...: apt-get ARGS on the state of $apt_dir.
+# Debug::NoLocking: the private lists need no lock, and the machine's
+# own apt may be busy (make deps) meanwhile.
+apt_private_get() {
+	apt-get -o Dir::Etc::sourcelist="$apt_dir/sources.list" \
+		-o Dir::Etc::sourceparts=- \
+		-o Dir::State::Lists="$apt_dir/lists" \
+		-o Dir::Cache="$apt_dir/cache" \
+		-o Acquire::Languages=none \
+		-o APT::Sandbox::User=root \
+		-o Debug::NoLocking=1 "$@"
+}
+
 sid_deb() {
 	sid_pkg=$1 sid_ver=$2 sid_debname=$3 sid_want=$4 sid_log=$5
 	sid_got=$apt_dir/$sid_debname
@@ -41,26 +64,15 @@ sid_deb() {
 	rm -f "$sid_got"
 	sid_m=$(sid_mirror)
 	[ -n "$sid_m" ] || return 1
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $sid_m sid main" \
-		> "$apt_dir/sources.list"
+	apt_private "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $sid_m sid main"
 	say "apt-get update of sid ($sid_m) into $apt_dir"
-	# Debug::NoLocking: the private lists need no lock, and the machine's
-	# own apt may be busy (make deps) meanwhile.
-	set -- -o Dir::Etc::sourcelist="$apt_dir/sources.list" \
-		-o Dir::Etc::sourceparts=- \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		-o Debug::NoLocking=1
-	if ! apt-get "$@" -q update > "$apt_dir/update-$sid_log.log" 2>&1; then
+	if ! apt_private_get -q update > "$apt_dir/update-$sid_log.log" 2>&1; then
 		say "apt-get update failed (see $apt_dir/update-$sid_log.log)"
 		return 1
 	fi
 	grep '^[WE]:' "$apt_dir/update-$sid_log.log" | head -n 3 | sed 's/^/  /' >&2 || true
 	say "apt-get download $sid_pkg=$sid_ver"
-	if ! (cd "$apt_dir" && apt-get "$@" -q download "$sid_pkg=$sid_ver") \
+	if ! (cd "$apt_dir" && apt_private_get -q download "$sid_pkg=$sid_ver") \
 		> "$apt_dir/download-$sid_log.log" 2>&1 || [ ! -f "$sid_got" ]; then
 		say "sid has no $sid_pkg=$sid_ver any more, or the download failed (see $apt_dir/download-$sid_log.log)"
 		return 1

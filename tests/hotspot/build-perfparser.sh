@@ -48,22 +48,13 @@ fetch_orig() {
 		return 0
 	fi
 	mirror=$(sid_mirror)
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main" \
-		> "$apt_dir/sources.list"
-	set -- -o Dir::Etc::sourcelist="$apt_dir/sources.list" \
-		-o Dir::Etc::sourceparts=- \
-		-o Dir::State::Lists="$apt_dir/lists" \
-		-o Dir::Cache="$apt_dir/cache" \
-		-o Acquire::Languages=none \
-		-o APT::Sandbox::User=root \
-		-o Debug::NoLocking=1
+	apt_private "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main"
 	say "apt-get update of bookworm's sources ($mirror) into $apt_dir"
-	apt-get "$@" -q update > "$apt_dir/update.log" 2>&1 ||
+	apt_private_get -q update > "$apt_dir/update.log" 2>&1 ||
 		{ say "apt-get update failed (see $apt_dir/update.log)"; return 1; }
 	# the orig tarball only: the Debian packaging is not needed (and
 	# hotspot_1.3.0-2.debian.tar.xz is not on every mirror)
-	uri=$(apt-get "$@" -q source --print-uris "hotspot=$VERSION" 2> "$apt_dir/source.log" |
+	uri=$(apt_private_get -q source --print-uris "hotspot=$VERSION" 2> "$apt_dir/source.log" |
 		sed -n "s/^'\\([^']*\\/$ORIG\\)' .*/\\1/p")
 	[ -n "$uri" ] || { say "bookworm has no hotspot=$VERSION source (see $apt_dir/source.log)"; return 1; }
 	say "downloading $uri"
