@@ -52,7 +52,8 @@ result() {
 		echo "$log" | sed -e 's/^/     /' | head -14
 	fi
 }
-oracle() { "$PY" "$here/oracle.py" "$@"; }
+# the oracle reads the recording once, its verdicts kept for the next checks
+oracle() { ORACLE_CACHE=$out "$PY" "$here/oracle.py" "$@"; }
 # failed FILE...: a failed step, its messages as the check's output
 failed() { cat "$@"; return 1; }
 

@@ -43,12 +43,15 @@ Usage (stdlib and Debian's python3-zstandard for -z files; run with
                                          header or --stats)
 
 Each check prints "oracle: MODE: N samples agree" and exits 0, or prints up
-to 10 disagreements and exits 1.
+to 10 disagreements and exits 1.  ORACLE_CACHE=DIR keeps each recording's
+verdicts there (a file per recording, its size and mtime in the name), so
+that the checks of one recording read it once.
 """
 
 import collections
 import json
 import os
+import pickle
 import re
 import struct
 import sys
@@ -282,7 +285,31 @@ def parse_samples(rec_file, with_maps=False, exits=None):
 
 def judge(path, with_maps=False, features=None):
     """The deferred samples of path, each with its verdict and user stack;
-    features: a Counter to count what the kernel wrote into (see main)."""
+    features: a Counter to count what the kernel wrote into (see main).
+    Kept in $ORACLE_CACHE, when set, for the next check of the same file."""
+    cache = os.environ.get('ORACLE_CACHE')
+    if not cache or features is not None:
+        return judge_file(path, with_maps, features)
+    files = [path] if os.path.isfile(path) else \
+        [os.path.join(path, f) for f in sorted(os.listdir(path))]
+    stats = [os.stat(f) for f in files]
+    name = '%s-%d-%d-%d.pickle' % (os.path.basename(os.path.abspath(path)),
+                                   sum(st.st_size for st in stats),
+                                   max(st.st_mtime_ns for st in stats), with_maps)
+    kept = os.path.join(cache, name)
+    try:
+        with open(kept, 'rb') as f:
+            return pickle.load(f)
+    except FileNotFoundError:
+        pass
+    judged = judge_file(path, with_maps)
+    with open(kept + '.tmp', 'wb') as f:
+        pickle.dump(judged, f, pickle.HIGHEST_PROTOCOL)
+    os.replace(kept + '.tmp', kept)
+    return judged
+
+
+def judge_file(path, with_maps=False, features=None):
     exits = {} if features is not None else None
     samples, records, execs = parse_samples(Recording(path), with_maps, exits)
     if features is not None:
