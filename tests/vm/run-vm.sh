@@ -148,7 +148,12 @@ boot_once() {
 
 # nokaslr: the kernel's addresses are the same in every boot, so the
 # kallsyms that a later boot saves symbolize an earlier recording
-append="console=ttyS0 loglevel=4 panic=-1 nokaslr vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
+# tsc=reliable: under TCG the clocksource watchdog, starved of CPU, may
+# mark the TSC unstable in the middle of a run, and the static key then
+# flipped (__sched_clock_stable) killed a CI run's guest with the int3
+# fault below, in sched_clock_idle_wakeup_event; QEMU's TSC is the host's,
+# the same on every vCPU, so nothing is lost by trusting it
+append="console=ttyS0 loglevel=4 panic=-1 nokaslr tsc=reliable vmtag=$TAG vmcmd=$cmd${args:+ vmargs=$args}${VM_APPEND:+ $VM_APPEND}"
 # The kernel sometimes dies under multi-threaded TCG with an "Oops: int3"
 # in code being patched while another vCPU runs it (QEMU's, not the
 # kernel's: text patching at boot, or static keys perf record flips), or
