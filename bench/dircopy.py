@@ -15,7 +15,9 @@ COMPRESSED2 records (bench/zcopy.py's), HEADER_COMPRESSED in data.
 
 Here the records before IN's first sample or deferred callchain are the
 synthesized ones; a record's CPU is its sample's or its sample_id's (IN's
-attrs must all have the same sample_type, with CPU).  Prints one line.
+attrs must all have the same sample_type, with CPU).  IN may be a
+perf record -z file: its records are decompressed first.  Prints one
+line.
 """
 
 import os
@@ -52,8 +54,6 @@ def main():
         sys.exit('usage: dircopy.py [-z] IN OUT')
     src, dst = args
     pf = PerfFile(src)
-    if HEADER_COMPRESSED in pf.feats:
-        sys.exit('%s: compressed already' % src)
     types = {struct.unpack_from('<Q', pf.buf, off + 24)[0]
              for off in range(pf.attrs_off, pf.attrs_off + pf.attrs_size, pf.attr_size)}
     if len(types) != 1:
@@ -68,7 +68,7 @@ def main():
     files = {}          # cpu -> (file, Compressor or None)
     synthesized = True
     nrec = raw = 0
-    for typ, rec in pf.records():
+    for typ, rec in pf.plain_records():
         if typ == FINISHED_ROUND:
             continue
         nrec += 1
@@ -95,6 +95,7 @@ def main():
         f.close()
     feats = dict(pf.feats)
     feats[HEADER_DIR_FORMAT] = struct.pack('<Q', PERF_DIR_VERSION)
+    feats.pop(HEADER_COMPRESSED, None)
     if ratio_src:
         feats[HEADER_COMPRESSED] = ratio_src.header_feature()
     pf.write_tail(main_out, pf.data_off, main_out.tell() - pf.data_off, feats)

@@ -23,7 +23,7 @@ import sys
 
 import zstandard
 
-FINISHED_ROUND, COMPRESSED2 = 68, 83
+FINISHED_ROUND, COMPRESSED, COMPRESSED2 = 68, 81, 83
 HEADER_COMPRESSED = 27
 COMP_ZSTD, LEVEL = 1, 1
 MMAP_LEN = 528384       # perf record's default: 129 pages of 4 KiB
@@ -61,6 +61,33 @@ class PerfFile:
                 sys.exit('%s: record of size %d at %#x' % (self.path, size, pos))
             yield typ, buf[pos:pos + size]
             pos += size
+
+    def plain_records(self):
+        """records(), those of a perf record -z file decompressed: its
+        COMPRESSED(2) records are one zstd stream, in which a record may
+        go on into the next one"""
+        dec, pending = zstandard.ZstdDecompressor().decompressobj(), b''
+        for typ, rec in self.records():
+            if typ not in (COMPRESSED, COMPRESSED2):
+                yield typ, rec
+                continue
+            if typ == COMPRESSED2:
+                size = struct.unpack_from('<Q', rec, 8)[0]
+                pending += dec.decompress(bytes(rec[16:16 + size]))
+            else:
+                pending += dec.decompress(bytes(rec[8:]))
+            pos = 0
+            while pos + 8 <= len(pending):
+                rtyp, _, rsize = REC_HEADER.unpack_from(pending, pos)
+                if rsize < 8:
+                    sys.exit('%s: decompressed record of size %d' % (self.path, rsize))
+                if pos + rsize > len(pending):
+                    break
+                yield rtyp, pending[pos:pos + rsize]
+                pos += rsize
+            pending = pending[pos:]
+        if pending:
+            sys.exit('%s: %d bytes of a record cut at the end' % (self.path, len(pending)))
 
     def write_tail(self, out, data_off, data_size, feats):
         """After the data section written to @out (at @data_off, of
