@@ -26,14 +26,20 @@
 # build/perf-test) as ours.txt, pristine.txt and compare.txt.
 #
 # usage: tests/upstream/perf-test-compare.sh
-#   Environment: PERF, UPSTREAM_PERF, OUT; JOBS=sequential runs each side's
-#   tests one after another (perf test -S) instead of in parallel.
+#   Environment: PERF, UPSTREAM_PERF and their object directories
+#   PERF_OBJ, UPSTREAM_OBJ (build/perf-obj, build/perf-upstream-obj; the
+#   BPF builds: make check-upstream-tests-bpf), OUT; TESTS: the tests to
+#   run, by name ("|" between them; default all); JOBS=sequential runs
+#   each side's tests one after another (perf test -S) instead of in
+#   parallel.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 PERF=${PERF:-$top/build/perf}
 UPSTREAM_PERF=${UPSTREAM_PERF:-$top/build/perf-upstream}
+PERF_OBJ=${PERF_OBJ:-$top/build/perf-obj}
+UPSTREAM_OBJ=${UPSTREAM_OBJ:-$top/build/perf-upstream-obj}
 OUT=${OUT:-$top/build/perf-test}
 OURS_TREE=$top/build/linux-7.2-tree/tools/perf
 PRISTINE_TREE=$top/build/linux-7.2.orig/tools/perf
@@ -137,14 +143,17 @@ run_side() {
 	local seq=()
 
 	[ "${JOBS:-}" = sequential ] && seq=(-S)
-	side_env "$side" timeout 1800 perf test "${seq[@]}" ${skip:+-s "$skip"} > "$OUT/$side.log" 2>&1
+	local names=()
+	[ -n "${TESTS:-}" ] && IFS='|' read -r -a names <<< "$TESTS"
+	side_env "$side" timeout 1800 perf test "${seq[@]}" ${skip:+-s "$skip"} "${names[@]}" \
+		> "$OUT/$side.log" 2>&1
 	rc=$?
 	echo "perf-test-compare: $side: perf test took $((SECONDS - t0)) s (status $rc)"
 	results "$OUT/$side.log" > "$OUT/$side.txt"
 }
 
-setup ours "$PERF" "$OURS_TREE" "$top/build/perf-obj"
-setup pristine "$UPSTREAM_PERF" "$PRISTINE_TREE" "$top/build/perf-upstream-obj"
+setup ours "$PERF" "$OURS_TREE" "$PERF_OBJ"
+setup pristine "$UPSTREAM_PERF" "$PRISTINE_TREE" "$UPSTREAM_OBJ"
 for entry in "${SKIPPED[@]}"; do
 	echo "perf-test-compare: skipped on both: ${entry%%|*} (${entry#*|})"
 done
