@@ -290,7 +290,13 @@ def main():
                        (lost, got + lost, 100.0 * lost / (got + lost) if got + lost else 0, records))
         out.append('| %s: samples the ring buffers dropped | | %s | %s |' % (w, row[0], row[1]))
 
-    # attached for 1.5 s while block_long() blocks past the end
+    # attached for 1.5 s while block_long() blocks past the end: only when
+    # the recording's command reached the server (its block_long() blocked)
+    for side in ('bpf', 'deferred'):
+        served, _, _ = clock(os.path.join(logs, 'attach-%s.server.log' % side))
+        if served.get('block_long', (0, 0))[0] <= 0:
+            die('attach-%s: the server\'s block_long() never blocked: the SIGUSR1 of the '
+                'recording\'s command did not reach it' % side)
     funcs = {'block_long': 0, 'block_request': 0}
     bpf_long, _ = bpf_by_address(os.path.join(d, 'attach-bpf.raw'), funcs,
                                  os.path.join(bindir, 'server'))
