@@ -28,7 +28,8 @@ corpus=$top/tests/corpus/real-7.2
 CONFIGS=("no-libtraceevent|version|libtraceevent: \[ OFF \]"
 	 "minimal|version|libelf: \[ OFF \]"
 	 "debug-refcnt|util/.session.o.cmd|-DREFCNT_CHECKING=1"
-	 "clang|comment|clang version")
+	 "clang-bpf|comment|clang version"
+	 "clang-bpf|version|bpf_skeletons: \[ on +\]")
 INPUTS=(blocker-cs.data offcpu-sched.data sysw.data)
 
 for f in "${INPUTS[@]}"; do
@@ -48,6 +49,8 @@ for spec in "${CONFIGS[@]}"; do
 	*) cp "$configs/$name/$where" "$name.is" ;;
 	esac
 	check "$name: it is that build ($where: $(echo "$what" | tr -d '\\'))" has "$name.is" "$what"
+	[ -e "$name.stitched" ] && continue	# a second line of the same build
+	: > "$name.stitched"
 	for f in "${INPUTS[@]}"; do
 		"$perf" stitch --stats=json -i "$corpus/$f" > "$name.$f.json" 2> "$name.$f.err"
 		check "$name: perf stitch --stats -i $f: the counts of build/perf" \
