@@ -183,6 +183,18 @@ again() {
 
 fail=0
 : > "$OUT/compare.txt"
+# a test named in TESTS that either side did not run (renamed, or the
+# name matched nothing) is not a test that passed
+if [ -n "${TESTS:-}" ]; then
+	IFS='|' read -r -a names <<< "$TESTS"
+	for name in "${names[@]}"; do
+		for side in pristine ours; do
+			awk -F '\t' -v n="$name" '$1 == n { found = 1 } END { exit !found }' "$OUT/$side.txt" && continue
+			echo "perf-test-compare: FAIL: '$name' (TESTS) did not run on $side" | tee -a "$OUT/compare.txt"
+			fail=1
+		done
+	done
+fi
 while IFS=$'\t' read -r name res; do
 	[ "$res" = Ok ] || continue
 	mine=$(awk -F '\t' -v n="$name" '$1 == n { print $2; exit }' "$OUT/ours.txt")
