@@ -215,6 +215,18 @@ while IFS=$'\t' read -r name res; do
 	up=$(awk -F '\t' -v n="$name" '$1 == n { print $2; exit }' "$OUT/pristine.txt")
 	if [ -z "$up" ]; then
 		echo "perf-test-compare: ours only: '$name': $res" | tee -a "$OUT/compare.txt"
+		# a test the series adds must pass where it runs (again alone:
+		# a flake there is said, as above)
+		if [ "$res" = FAILED! ]; then
+			ours2=$(again ours "$name")
+			if [ "$ours2" = Ok ]; then
+				line="flake: '$name', a test of the series: FAILED!, again alone Ok"
+			else
+				line="FAIL: '$name', a test of the series, fails on ours; again alone: $ours2"
+				fail=1
+			fi
+			echo "perf-test-compare: $line" | tee -a "$OUT/compare.txt"
+		fi
 	elif [ "$res" = Ok ] && [ "$up" != Ok ]; then
 		echo "perf-test-compare: ours Ok, pristine $up: '$name'" | tee -a "$OUT/compare.txt"
 	fi

@@ -1,0 +1,46 @@
+#!/bin/bash
+# perf report and perf script exit with an error on a recording cut short
+# SPDX-License-Identifier: GPL-2.0
+
+# perf shows what a recording cut short holds, but it is not a whole
+# recording: a script must be able to tell from the exit status.
+
+shelldir=$(dirname "$0")
+if ! command -v python3 > /dev/null; then
+	echo "no python3 [Skipped]"
+	exit 2
+fi
+data=$(mktemp /tmp/__perf_test.cut_exit.XXXXX)
+cleanup() {
+	rm -f "$data" "$data".*
+	trap - EXIT TERM INT
+}
+trap cleanup EXIT TERM INT
+
+if ! perf record -q -e cpu-clock -c 1000000 -o - -- perf test -w noploop 1 \
+		> "$data" 2> "$data.rec"; then
+	echo "perf record -o - [Skipped: cannot record]"
+	cat "$data.rec"
+	exit 2
+fi
+python3 "$shelldir/lib/perf_pipe_cut.py" "$data" "$data.cut" body > /dev/null || exit 1
+
+err=0
+for cmd in "script" "report --stdio"; do
+	# shellcheck disable=SC2086
+	perf $cmd -i - < "$data" > /dev/null 2>&1 ||
+		{ echo "perf $cmd of the whole stream failed [Failed]"; err=1; }
+	# shellcheck disable=SC2086
+	perf $cmd -i - < "$data.cut" > "$data.out" 2> /dev/null
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "perf $cmd of a stream cut short exited 0 [Failed]"
+		err=1
+	elif ! grep -q noploop "$data.out"; then
+		echo "perf $cmd of a stream cut short showed nothing [Failed]"
+		err=1
+	else
+		echo "perf $cmd of a stream cut short: exit status $rc, what it holds shown"
+	fi
+done
+exit $err
