@@ -8,23 +8,12 @@
 # same: every sample of every event shown as in the original.
 
 shelldir=$(dirname "$0")
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.bigger_attr.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock,task-clock -c 100000 -o "$data" -- sleep 0.1 \
-		> "$data.rec" 2>&1; then
-	echo "perf record [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init bigger_attr
+record_or_skip -e cpu-clock,task-clock -c 100000 -- sleep 0.1
 python3 "$shelldir/lib/perf_data_bigger_attr.py" "$data" "$data.big" 8 ||
 	{ echo "cannot write the file [Failed]"; exit 1; }
 perf script -i "$data" > "$data.want" 2> /dev/null

@@ -7,22 +7,13 @@
 # sample before that record and say where the data ends, rather than
 # show nothing.
 
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.record_cut.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+shelldir=$(dirname "$0")
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 100000 -o "$data" -- sleep 0.1 > "$data.rec" 2>&1; then
-	echo "perf record [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init record_cut
+record_or_skip -e cpu-clock -c 100000 -- sleep 0.1
 offset=$(python3 -c 'import struct, sys
 d = bytearray(open(sys.argv[1], "rb").read())
 off, size = struct.unpack_from("<QQ", d, 40)

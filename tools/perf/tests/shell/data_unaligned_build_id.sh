@@ -8,22 +8,12 @@
 # every sample, those after it (at unaligned offsets) included.
 
 shelldir=$(dirname "$0")
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.unaligned_bid.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 100000 -o "$data" -- sleep 0.1 > "$data.rec" 2>&1; then
-	echo "perf record [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init unaligned_bid
+record_or_skip -e cpu-clock -c 100000 -- sleep 0.1
 # PERF_RECORD_HEADER_BUILD_ID (67): pid, build id, an empty file name;
 # 44 bytes, as the old perf inject -b did not round up to 8
 offset=$(python3 "$shelldir/lib/perf_data_insert.py" "$data" "$data.bid" 67 44) ||

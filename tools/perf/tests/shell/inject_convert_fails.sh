@@ -7,19 +7,12 @@
 # output file behind: a 0-byte or partial perf.data reads as a recording
 # with nothing (or less) in it.
 
-data=$(mktemp /tmp/__perf_test.inject_fails.XXXXX)
-cleanup() {
-	rm -rf "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+shelldir=$(dirname "$0")
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 1000000 --call-graph fp -o "$data" -- \
-		perf test -w noploop 1 > "$data.rec" 2>&1; then
-	echo "perf record --call-graph fp [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+data_init inject_fails
+record_or_skip -e cpu-clock -c 1000000 --call-graph fp -- perf test -w noploop 1
 
 err=0
 perf inject --convert-callchain -i "$data" -o "$data.out" 2> "$data.err"

@@ -8,23 +8,12 @@
 # how far into its header or its body, for a cut in either.
 
 shelldir=$(dirname "$0")
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.pipe_cut.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 1000000 -o - -- perf test -w noploop 1 \
-		> "$data" 2> "$data.rec"; then
-	echo "perf record -o - [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init pipe_cut
+record_pipe_or_skip -e cpu-clock -c 1000000 -- perf test -w noploop 1
 
 err=0
 for where in header body; do

@@ -9,22 +9,13 @@
 # left out, its end mark 32), must read without an error about the
 # feature the mark's id names, and with every sample.
 
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.pipe_features.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+shelldir=$(dirname "$0")
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 100000 -o - -- sleep 0.1 > "$data" 2> "$data.rec"; then
-	echo "perf record -o - [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init pipe_features
+record_pipe_or_skip -e cpu-clock -c 100000 -- sleep 0.1
 python3 -c 'import struct, sys
 PERF_RECORD_HEADER_FEATURE, LAST_FEATURE_OF_PERF_6_1 = 80, 32
 d = open(sys.argv[1], "rb").read()

@@ -7,22 +7,12 @@
 # listed too, or its counts do not add up to what the file holds.
 
 shelldir=$(dirname "$0")
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.stats_skipped.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 100000 -o "$data" -- sleep 0.1 > "$data.rec" 2>&1; then
-	echo "perf record [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init stats_skipped
+record_or_skip -e cpu-clock -c 100000 -- sleep 0.1
 python3 "$shelldir/lib/perf_data_insert.py" "$data" "$data.1" 200 16 > /dev/null &&
 python3 "$shelldir/lib/perf_data_insert.py" "$data.1" "$data.2" 200 16 2 > /dev/null ||
 	{ echo "cannot write the file [Failed]"; exit 1; }

@@ -9,22 +9,12 @@
 # skipped counted once, with the first one's type and offset.
 
 shelldir=$(dirname "$0")
-if ! command -v python3 > /dev/null; then
-	echo "no python3 [Skipped]"
-	exit 2
-fi
-data=$(mktemp /tmp/__perf_test.unknown_types.XXXXX)
-cleanup() {
-	rm -f "$data" "$data".*
-	trap - EXIT TERM INT
-}
-trap cleanup EXIT TERM INT
+# shellcheck source=lib/perf_data_test.sh
+. "$shelldir"/lib/perf_data_test.sh
 
-if ! perf record -q -e cpu-clock -c 100000 -o "$data" -- sleep 0.1 > "$data.rec" 2>&1; then
-	echo "perf record [Skipped: cannot record]"
-	cat "$data.rec"
-	exit 2
-fi
+skip_without_python3
+data_init unknown_types
+record_or_skip -e cpu-clock -c 100000 -- sleep 0.1
 perf script -i "$data" > "$data.want" 2> /dev/null ||
 	{ echo "perf script of the recording failed [Failed]"; exit 1; }
 
