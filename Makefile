@@ -139,14 +139,19 @@ offcpu-bpf: deps perf-upstream-bpf
 perf-upstream:
 	$(MAKE) -f $(CURDIR)/Makefile.perf-upstream
 
-# The perf series as a maintainer takes it (build/series): our files and
-# hooks as git format-patch mails against pristine 7.2 with a cover letter;
-# series-check: git am of them on the pristine sources, checkpatch, all of
-# perf built after every patch (SERIES_BUILD=touched: a compile of what each
-# touches), and the result = the tree build/perf is built from.  make check
-# runs it with SERIES_BUILD=none, no build between mails, to stay inside
-# CI's time: the build after each mail takes 21 minutes (touched: 8), and
-# is make series-check's, nightly-style, run before a series is sent.
+# The perf series as a maintainer takes them (build/series/N-NAME): our
+# files and hooks as git format-patch mails, several series each on the
+# one before it, the first against pristine 7.2, each with its cover
+# letter; series-check: git am of them in turn on the pristine sources,
+# checkpatch, all of perf built after every patch, each fix's perf test
+# failing just before its mail and passing with it (SERIES_BUILD=touched:
+# a compile of what each touches; fixes: the first series mail by mail
+# with its proofs, the others built at their ends; ends: each series
+# built at its end), and the result = the tree build/perf is built from.
+# make check runs it with SERIES_BUILD=none, no build between mails, to
+# stay inside CI's time: the build after each mail takes 21 minutes
+# (touched: 8), and is make series-check's, nightly-style, run before a
+# series is sent.
 series: deps
 	$(PERF_MAKE) series
 

@@ -1,25 +1,28 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The perf series as a maintainer takes it: our perf code (tools/perf/ of
-# this repository, plain files) and the hooks into upstream's files
-# (patches/perf-7.2/0*.patch) as one git format-patch series against
-# pristine perf 7.2, and its check.
+# The perf series as a maintainer takes them: our perf code (tools/perf/
+# of this repository, plain files) and the hooks into upstream's files
+# (patches/perf-7.2/0*.patch) as git format-patch series, each on the one
+# before it, the first against pristine perf 7.2, and their check.
 #
 #   series.sh make PRISTINE HOOKDIR REPO OUT
 #       patches/perf-7.2/series names, patch by patch, the hook and the
 #       new files: a git tree of PRISTINE gets each hook with 'git am' and
 #       its files added to the same commit (a NAME.msg line: a commit of
-#       new files only, with that message), then OUT/ gets the mails,
-#       0000-cover-letter.patch from HOOKDIR/cover-letter.txt (subject
-#       line, blank line, text).  A file is named from tools/perf/, or
+#       new files only, with that message); a line 'series NAME' starts
+#       a series.  Each series' mails go to OUT/N-NAME/, with
+#       0000-cover-letter.patch from HOOKDIR/cover-NAME.txt (subject
+#       line, blank line, text; @BASE@ there is what the series applies
+#       on, @UPSTREAM_CHANGES@ its count of upstream's files changed).  A file is named from tools/perf/, or
 #       from the top of the tree when under tools/lib/.  Every file of
 #       REPO/tools/perf and REPO/tools/lib/unwind-cookie and every hook
 #       must be in the series exactly once.  Commit dates are the
 #       hooks' own and a fixed one, so that the same input gives the same
 #       mails.
-#   series.sh check PRISTINE SERIES BUILDTREE WORK [full|touched|none]
-#       git am of SERIES/0001... on a fresh copy of PRISTINE, each mail
+#   series.sh check PRISTINE SERIES BUILDTREE WORK [full|touched|ends|none]
+#       git am of SERIES/1-*/0001..., then of each series after it, on a
+#       fresh copy of PRISTINE, each mail
 #       first read by checkpatch.pl (an ERROR fails, and a warning that
 #       perf-7.2/checkpatch-accepted does not accept); after each patch
 #       ('full', the default) all of perf built, incrementally, in one
@@ -28,7 +31,8 @@
 #       (a patch that needs a later one fails, naming itself; after one of
 #       Makefile.perf, its 'prepare', libraries included); after a patch of
 #       tools/lib/unwind-cookie/ (full or touched), the library and its unit
-#       tests; 'none': no build between mails (make check's run, inside
+#       tests; 'ends': all of perf built at the last mail of each
+#       series, before the next series; 'none': no build between mails (make check's run, inside
 #       CI's time: the last tree's build is build/perf's, which the suites
 #       test).  Then the last patch's tree must equal BUILDTREE, byte for
 #       byte: the tree build/perf was built and linked from (so that build
@@ -76,10 +80,10 @@ stage_bases() {
 
 make_series() {
 	local pristine=$1 hookdir=$2 top=$3 out=$4
-	local tree=$out.git date line name files hook msg used=() listed=()
+	local tree=$out.git date name files hook msg used=() listed=()
+	local names=() i from to dir changes base mails
 
 	[ -f "$hookdir/series" ] || die "no $hookdir/series"
-	[ -f "$hookdir/cover-letter.txt" ] || die "no $hookdir/cover-letter.txt"
 	rm -rf "$tree" "$out"
 	cp -a "$pristine" "$tree"
 	# one fixed date for what has none of its own: the last hook's
@@ -90,6 +94,15 @@ make_series() {
 	stage_bases "$hookdir" "$top" "$out.base"
 	while read -r name files; do
 		case $name in ''|'#'*) continue ;; esac
+		if [ "$name" = series ]; then
+			# the series before this one ends here
+			[ ${#names[@]} -eq 0 ] || (cd "$tree" && git tag "end-${names[-1]}")
+			[[ $files =~ ^[a-z][a-z0-9-]*$ ]] || die "series line names '$files', not one lower-case word"
+			[ -f "$hookdir/cover-$files.txt" ] || die "no $hookdir/cover-$files.txt"
+			names+=("$files")
+			continue
+		fi
+		[ ${#names[@]} -gt 0 ] || die "$hookdir/series: $name comes before the first 'series NAME' line"
 		if [[ $name == *.msg ]]; then
 			msg=$hookdir/$name
 			[ -f "$msg" ] || die "series: no $msg"
@@ -120,6 +133,8 @@ make_series() {
 			(cd "$tree" && git commit -q --amend --no-edit)
 		fi
 	done < "$hookdir/series"
+	[ ${#names[@]} -gt 0 ] || die "$hookdir/series has no 'series NAME' line"
+	(cd "$tree" && git tag "end-${names[-1]}")
 
 	# every hook and every file once
 	local missing
@@ -135,17 +150,31 @@ make_series() {
 		cmp -s "$top/$f" "$tree/$f" || die "$f after the last mail is not the file of $top"
 	done
 	rm -rf "$out.base"
-	# the cover letter's count of upstream's files changed, from the series
-	local changes
-	changes=$(cd "$tree" && git diff --numstat --diff-filter=M base HEAD |
-		awk '{ f++; a += $1; d += $2 } END { printf "%d files (%d lines added, %d removed)", f, a, d }')
-	(cd "$tree" && git config branch.deferred-callchains.description \
-		"$(sed "s/@UPSTREAM_CHANGES@/$changes/" "$hookdir/cover-letter.txt")" &&
-		git format-patch -q --numbered --no-signature --zero-commit --cover-letter \
-			--cover-from-description=subject -o "$out" base..HEAD)
+	# each series its own mails and cover letter, in OUT/N-NAME/: its
+	# count of upstream's files changed, and its base (@BASE@: pristine
+	# 7.2 for the first, the series before it for the others)
+	from=base base="Linux 7.2.13 (v7.2.13)"
+	for i in "${!names[@]}"; do
+		to=end-${names[$i]}
+		dir=$out/$((i + 1))-${names[$i]}
+		changes=$(cd "$tree" && git diff --numstat --diff-filter=M "$from" "$to" |
+			awk '{ f++; a += $1; d += $2 } END { printf "%d files (%d lines added, %d removed)", f, a, d }')
+		# git takes a cover letter's text from the description of
+		# the branch it formats
+		(cd "$tree" && git branch -f "${names[$i]}" "$to" &&
+			git config "branch.${names[$i]}.description" \
+			"$(sed -e "s/@UPSTREAM_CHANGES@/$changes/" -e "s|@BASE@|$base|" \
+				"$hookdir/cover-${names[$i]}.txt")" &&
+			git format-patch -q --numbered --no-signature --zero-commit --cover-letter \
+				--cover-from-description=subject -o "$dir" "$from..${names[$i]}")
+		base="the series\\n\\n  $(head -n 1 "$hookdir/cover-${names[$i]}.txt")\\n\\n($((i + 1))-${names[$i]}/ of make series), and so on the ones before it"
+		from=$to
+	done
 	rm -rf "$tree"
 	account "$hookdir" "$out" > "$out/series.md"
-	echo "series: $out: $(ls "$out"/0*.patch | wc -l) mails ($(( $(ls "$out"/0*.patch | wc -l) - 1 )) patches and the cover letter)"
+	mails=("$out"/*/0*.patch)
+	echo "series: $out: ${#names[@]} series, ${#mails[@]} mails" \
+		"($((${#mails[@]} - ${#names[@]})) patches and ${#names[@]} cover letters)"
 }
 
 # checkpatch_verdict ACCEPTED MAIL OUTPUT: the lines of checkpatch.pl's
@@ -201,20 +230,52 @@ checkpatch_script() {
 	echo "$dir/scripts/checkpatch.pl"
 }
 
+# prove_fix MAIL: after perf is built with MAIL (in $obj; $work/perf.before
+# the one built just before it), the test of MAIL's fix, if
+# patches/perf-7.2/fix-tests gives it one, must fail with the perf before
+# and pass with this one (tests/upstream/fix-tests.sh ONLY=MAIL); says
+# so on stdout after a ', ', and keeps this perf as the next one's before
+prove_fix() {
+	local mail said
+
+	mail=$(basename "$1" | sed 's/^[0-9]*-//')
+	if awk -F '\t' -v m="$mail" '$1 == m && $2 !~ /^(no test|feature|to do): / { ok = 1 }
+		END { exit !ok }' "$here/perf-7.2/fix-tests"; then
+		said=$(ONLY=$mail PERF=$obj/perf UPSTREAM_PERF=$work/perf.before \
+			BEFORE="the tree before it" AFTER="the tree with it" OUT=$work/fix-tests \
+			SHELL_TESTS=$buildtree/tools/perf/tests/shell "$repo/tests/upstream/fix-tests.sh" \
+			2>&1) || { echo "$said" >&2; die "$(basename "$1"): its fix is not proved mail by mail"; }
+		echo "$said" >> "$work/fix-proofs"
+		echo ", its fix's test fails before it and passes with it"
+	fi
+	cp "$obj/perf" "$work/perf.before"
+}
+
 check_series() {
 	local pristine=$1 series=$2 buildtree=$3 work=$4 mode=${5:-full}
 	local tree=$work/tree obj=$work/obj log=$work/log checkpatch p name step=0 files objs headers
-	local touched_so_far=() patches accepted nr_accepted=0
+	local touched_so_far=() patches=() accepted nr_accepted=0 dirs=() ends=() d mails
+	local first_done='' proof
 
 	case $mode in
-	touched|full|none) ;;
-	*) die "check: the build after each mail is full, touched or none, not '$mode'" ;;
+	touched|full|fixes|ends|none) ;;
+	*) die "check: the build after each mail is full, touched, fixes, ends or none, not '$mode'" ;;
 	esac
 	[ "$mode" = none ] || [ -n "$PERF_MAKE" ] || die "PERF_MAKE is not set"
-	mapfile -t patches < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort)
-	[ "$(basename "${patches[0]}")" = 0000-cover-letter.patch ] || die "no cover letter in $series"
+	# the series in turn, each on the one before it: their mails, the
+	# last of each marked
+	mapfile -t dirs < <(cd "$series" && ls -d [0-9]*-*/ | sort -n | tr -d /)
+	[ ${#dirs[@]} -gt 0 ] || die "no series in $series"
+	for d in "${dirs[@]}"; do
+		mapfile -t mails < <(ls "$series/$d"/[0-9][0-9][0-9][0-9]-*.patch | sort)
+		[ "$(basename "${mails[0]}")" = 0000-cover-letter.patch ] || die "no cover letter in $series/$d"
+		[ ${#mails[@]} -gt 1 ] || die "$series/$d has no patch"
+		patches+=("${mails[@]:1}")
+		ends+=("${mails[-1]}")
+	done
 	rm -rf "$work"
 	mkdir -p "$obj"
+	: > "$work/fix-proofs"
 	checkpatch=$(checkpatch_script "$work/checkpatch")
 	cp -a "$pristine" "$tree"
 	(cd "$tree" && git init -q && git add -A && git commit -q -m pristine)
@@ -228,9 +289,14 @@ check_series() {
 		perf_make "$obj/libsymbol/libsymbol.a" ||
 			{ tail -20 "$log" >&2; die "building libsymbol of the pristine sources failed"; }
 	fi
-	for p in "${patches[@]:1}"; do
+	# the perf before the first mail, for the proof of a fix mail by mail
+	if [ "$mode" = full ] || [ "$mode" = fixes ]; then
+		perf_make || { tail -20 "$log" >&2; die "building perf of the pristine sources failed"; }
+		cp "$obj/perf" "$work/perf.before"
+	fi
+	for p in "${patches[@]}"; do
 		step=$((step + 1))
-		name=$(basename "$p")
+		name=$(basename "$(dirname "$p")")/$(basename "$p")
 		(cd "$tree" && git am -q --whitespace=error-all "$p") >> "$log" 2>&1 ||
 			{ tail -20 "$log" >&2; die "$name does not apply with git am"; }
 		# as the list runs it, on the mail: an error fails, and a
@@ -241,8 +307,22 @@ check_series() {
 				"$work/checkpatch.out") ||
 			die "$name: checkpatch.pl reports the above, which patches/perf-7.2/checkpatch-accepted does not accept"
 		nr_accepted=$((nr_accepted + accepted))
-		if [ "$mode" = none ]; then
+		# 'fixes': the first series mail by mail, each fix proved
+		if [ "$mode" = fixes ] && [ -z "$first_done" ]; then
+			perf_make || { grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building perf failed"; }
+			proof=$(prove_fix "$p") || exit 1
+			printf '  %-66.66s perf%s\n' "$name" "$proof"
+			[ "$p" != "${ends[0]}" ] || first_done=1
+			continue
+		fi
+		if [ "$mode" = none ] || [ "$mode" = ends ] || [ "$mode" = fixes ]; then
 			printf '  %s\n' "$name"
+			if [ "$mode" = none ] || [[ " ${ends[*]} " != *" $p "* ]]; then
+				continue
+			fi
+			# each series builds at its last mail, without the ones after
+			perf_make || { grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building perf failed"; }
+			printf '  %s: perf builds\n' "$(dirname "$name")"
 			continue
 		fi
 		mapfile -t files < <(cd "$tree" && git diff-tree --no-commit-id --name-only -r HEAD)
@@ -268,8 +348,9 @@ check_series() {
 		done
 		mapfile -t objs < <(printf '%s\n' "${objs[@]}" | grep . | sed 's/\.c$/.o/' | sort -u)
 		if [ "$mode" = full ]; then
-			what=perf
 			perf_make || { grep -E 'error|Error' "$log" | tail -20 >&2; die "$name: building perf failed"; }
+			proof=$(prove_fix "$p") || exit 1
+			what=perf$proof
 		elif [ ${#objs[@]} -gt 0 ]; then
 			what="${objs[*]}"
 			perf_make "${objs[@]/#/$obj/}" ||
@@ -312,30 +393,49 @@ check_series() {
 	echo "series-check: checkpatch.pl: no errors, $nr_accepted warnings, each of a kind patches/perf-7.2/checkpatch-accepted accepts"
 	case $mode in
 	touched) built="each compiles what it touches" ;;
-	full) built="perf builds after each" ;;
+	full) built="perf builds after each, each fix's test failing before its mail and passing with it ($(grep -c '^fix-tests: ok' "$work/fix-proofs" || true) of them)" ;;
+	ends) built="perf builds at the end of each series" ;;
+	fixes) built="perf builds after each mail of the first series, each of its fixes' tests failing before its mail and passing with it ($(grep -c '^fix-tests: ok' "$work/fix-proofs" || true) of them), and at the end of each series after it" ;;
 	none) built="not built one by one (make series-check does)" ;;
 	esac
-	echo "series-check: ${#patches[@]} mails ($((${#patches[@]} - 1)) patches and the cover letter) apply with git am, pass checkpatch.pl, $built; the result is the tree build/perf is built from"
+	echo "series-check: ${#dirs[@]} series, ${#patches[@]} patches, each series with its cover letter, apply with git am, pass checkpatch.pl, $built; the result is the tree build/perf is built from"
+}
+
+# mail_subject MAIL: its Subject: header, continuation lines joined,
+# without [PATCH n/m]
+mail_subject() {
+	awk '/^Subject: / { s = $0; getline; while (/^ /) { s = s $0; getline } print s; exit }' \
+		"$1" | sed -e 's/^Subject: \[PATCH[^]]*\] //' -e 's/  */ /g'
 }
 
 # account HOOKDIR SERIES: the series as Documentation/series.md tells it,
-# from the mails themselves: their count, each mail's subject, what it
-# changes (git's diffstat line) and what it is made of (a hook patch of
-# HOOKDIR, named by file, and how many of our files it adds whole)
+# from the mails themselves: for each series its mails, each mail's
+# subject, what it changes (git's diffstat line) and what it is made of
+# (a hook patch of HOOKDIR, named by file, and how many of our files it
+# adds whole)
 account() {
 	local hookdir=$1 series=$2 mail n=0 name files subject stat from
-	local mails hooks=0 added=0 largest=0 largest_subject lines stages
-	local rows=()
+	local mails=() hooks=0 added=0 largest=0 largest_subject lines stages
+	local rows=() dirs=() k=-1 nr cover
 
-	mapfile -t mails < <(ls "$series"/[0-9][0-9][0-9][0-9]-*.patch | sort | tail -n +2)
+	mapfile -t dirs < <(cd "$series" && ls -d [0-9]*-*/ | sort -n | tr -d /)
 	while read -r name files; do
 		case $name in ''|'#'*) continue ;; esac
-		mail=${mails[$n]}
-		n=$((n + 1))
-		[ -n "$mail" ] || die "account: $series has fewer mails than $hookdir/series has lines"
-		# the Subject: header, its continuation lines joined, without [PATCH n/m]
-		subject=$(awk '/^Subject: / { s = $0; getline; while (/^ /) { s = s $0; getline } print s; exit }' \
-			"$mail" | sed -e 's/^Subject: \[PATCH[^]]*\] //' -e 's/  */ /g')
+		if [ "$name" = series ]; then
+			k=$((k + 1))
+			[ -n "${dirs[$k]}" ] || die "account: no series $files in $series"
+			mapfile -t mails < <(ls "${series}/${dirs[$k]}"/[0-9][0-9][0-9][0-9]-*.patch | sort | tail -n +2)
+			cover=$(mail_subject "$series/${dirs[$k]}/0000-cover-letter.patch")
+			rows+=("" "## ${dirs[$k]}: $cover" "" "${#mails[@]} patches and the cover letter" \
+				"(\`build/series/${dirs[$k]}/\`)." ""
+				"| # | subject | changes | made of |" "|---|---------|---------|---------|")
+			nr=0
+			continue
+		fi
+		mail=${mails[$nr]}
+		n=$((n + 1)) nr=$((nr + 1))
+		[ -n "$mail" ] || die "account: ${dirs[$k]} has fewer mails than its lines in $hookdir/series"
+		subject=$(mail_subject "$mail")
 		stat=$(grep -E '^ [0-9]+ files? changed' "$mail" | head -n 1 | sed 's/^ //')
 		lines=$(echo "$stat" | sed -n 's/.* \([0-9][0-9]*\) insertions\{0,1\}(+).*/\1/p')
 		lines=${lines:-0}
@@ -354,28 +454,26 @@ account() {
 			[ "$stages" -eq 0 ] || from="$from, changes to files of ours"
 		fi
 		added=$((added + $#))
-		rows+=("| $n | $subject | $stat | $from |")
+		rows+=("| $nr | $subject | $stat | $from |")
 	done < "$hookdir/series"
-	[ "$n" -eq "${#mails[@]}" ] || die "account: $series has more mails than $hookdir/series has lines"
+	[ $((k + 1)) -eq "${#dirs[@]}" ] || die "account: $series has more series than $hookdir/series"
 	cat <<-END
 	# The series, mail by mail
 
 	Generated by \`make series\` (\`patches/series.sh account\`) from the
 	mails it writes; \`make series-check\` fails when this file is not
 	the one the series gives (\`cp build/series/series.md Documentation/\`).
-	How the series is made and checked:
+	How the series are made and checked:
 	[perf-build.md](perf-build.md#the-series-a-maintainer-gets).
 
-	$n patches and the cover letter: $hooks made from the hook patches of
+	${#dirs[@]} series, each with its cover letter, applied in turn on
+	pristine 7.2, $n patches in all: $hooks made from the hook patches of
 	\`patches/perf-7.2/\` (changes to upstream's own files, each with the
 	new files it is the first user of), $((n - hooks)) without a hook (new
 	files only, or changes to files of ours an earlier mail added);
 	together they add $added files of this repository's \`tools/perf/\`
 	and \`tools/lib/unwind-cookie/\`.  The largest adds $largest lines:
 	"$largest_subject".
-
-	| # | subject | changes | made of |
-	|---|---------|---------|---------|
 	END
 	printf '%s\n' "${rows[@]}"
 }

@@ -10,12 +10,17 @@
 # may be a hang) is stopped after TIMEOUT seconds and counts as failing
 # there.  Also checked: the test travels with its fix, a file of its
 # mail's line in patches/perf-7.2/series or an upstream test the mail's
-# hook extends.  Counts the hook mails without a test in the table.
+# hook extends.  The table lists every hook mail: those without a test
+# say why ('no test:', 'feature:', 'to do:'), counted by kind.
 #
 # usage: tests/upstream/fix-tests.sh
 #   Environment: PERF, UPSTREAM_PERF (build/perf, build/perf-upstream),
 #   OUT (build/fix-tests), TIMEOUT (120), SHELL_TESTS (the shell tests:
-#   build/linux-7.2-tree/tools/perf/tests/shell)
+#   build/linux-7.2-tree/tools/perf/tests/shell); ONLY=MAIL: that mail's
+#   test only, when it has one (make series-check runs each so, with the
+#   perf built just before the mail as UPSTREAM_PERF and the one built
+#   with it as PERF, named BEFORE and AFTER), without the checks of the
+#   whole table
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +33,8 @@ table=$top/patches/perf-7.2/fix-tests
 series=$top/patches/perf-7.2/series
 hooks=$top/patches/perf-7.2
 shell=${SHELL_TESTS:-$top/build/linux-7.2-tree/tools/perf/tests/shell}
+# what the two perfs are, in what the check says: BEFORE and AFTER
+before=${BEFORE:-pristine} after=${AFTER:-ours}
 
 for f in "$PERF" "$UPSTREAM_PERF"; do
 	[ -x "$f" ] || { echo "fix-tests: no $f" >&2; exit 2; }
@@ -49,9 +56,16 @@ run() {
 		> "$OUT/$side.$name.log" 2>&1
 }
 
-fail=0 proved=0
+fail=0 proved=0 no_test=0 feature=0 todo=0
 while IFS=$'\t' read -r mail test; do
 	case $mail in ''|'#'*) continue ;; esac
+	[ -z "${ONLY:-}" ] || [ "$mail" = "$ONLY" ] || continue
+	# the mails without a test of their own, by kind
+	case $test in
+	'no test: '*) no_test=$((no_test + 1)); continue ;;
+	'feature: '*) feature=$((feature + 1)); continue ;;
+	'to do: '*) todo=$((todo + 1)); echo "fix-tests: $mail: $test"; continue ;;
+	esac
 	script=$(grep -lxF "# $test" "$shell"/*.sh 2> /dev/null | head -n 1)
 	if [ -z "$script" ]; then
 		echo "fix-tests: FAIL: $mail: no shell test '$test' in $shell"
@@ -77,18 +91,29 @@ while IFS=$'\t' read -r mail test; do
 	*) up_said="fails" ;;
 	esac
 	if [ "$ours" -eq 0 ] && [ "$up" -ne 0 ] && [ "$up" -ne 2 ]; then
-		echo "fix-tests: ok: '$test': $up_said on pristine, passes on ours ($mail)"
+		echo "fix-tests: ok: '$test': $up_said on $before, passes on $after ($mail)"
 		proved=$((proved + 1))
 	else
-		echo "fix-tests: FAIL: '$test': $up_said on pristine (status $up), status $ours on ours ($mail; logs: $OUT)"
+		echo "fix-tests: FAIL: '$test': $up_said on $before (status $up), status $ours on $after ($mail; logs: $OUT)"
 		sed 's/^/    ours: /' "$OUT/ours.$(basename "$script" .sh).log" | tail -n 20
 		fail=1
 	fi
 done < "$table"
 
-# the hook mails (changes to upstream's files) the table has no test for
+[ -z "${ONLY:-}" ] || exit $fail
+# every hook mail (a change to upstream's files) is in the table, once
 without=$(awk -F '\t' '!/^#/ && NF { print $1 }' "$table" | sort |
-	comm -13 - <(awk '!/^#/ && $1 ~ /\.patch$/ { print $1 }' "$series" | sort) | wc -l)
+	comm -13 - <(awk '!/^#/ && $1 ~ /\.patch$/ { print $1 }' "$series" | sort))
+if [ -n "$without" ]; then
+	echo "fix-tests: FAIL: hook mails not in patches/perf-7.2/fix-tests:" "${without//$'\n'/ }"
+	fail=1
+fi
+twice=$(awk -F '\t' '!/^#/ && NF { print $1 }' "$table" | sort | uniq -d)
+if [ -n "$twice" ]; then
+	echo "fix-tests: FAIL: in patches/perf-7.2/fix-tests twice:" "${twice//$'\n'/ }"
+	fail=1
+fi
 echo "fix-tests: $proved mails' tests fail on pristine perf 7.2 and pass on ours;" \
-	"$without hook mails of the series are not in patches/perf-7.2/fix-tests (not yet classified)"
+	"$no_test change nothing a test of perf's suite can see, $feature add features," \
+	"$todo fixes have no test yet"
 exit $fail
