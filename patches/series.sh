@@ -232,9 +232,10 @@ checkpatch_script() {
 
 # prove_fix MAIL: after perf is built with MAIL (in $obj; $work/perf.before
 # the one built just before it), the test of MAIL's fix, if
-# patches/perf-7.2/fix-tests gives it one, must fail with the perf before
-# and pass with this one (tests/upstream/fix-tests.sh ONLY=MAIL); says
-# so on stdout after a ', ', and keeps this perf as the next one's before
+# patches/perf-7.2/fix-tests gives it one, as it is in the tree with MAIL
+# (a later mail may extend it), must fail with the perf before and pass
+# with this one (tests/upstream/fix-tests.sh ONLY=MAIL); says so on
+# stdout after a ', ', and keeps this perf as the next one's before
 prove_fix() {
 	local mail said
 
@@ -243,7 +244,7 @@ prove_fix() {
 		END { exit !ok }' "$here/perf-7.2/fix-tests"; then
 		said=$(ONLY=$mail PERF=$obj/perf UPSTREAM_PERF=$work/perf.before \
 			BEFORE="the tree before it" AFTER="the tree with it" OUT=$work/fix-tests \
-			SHELL_TESTS=$buildtree/tools/perf/tests/shell "$repo/tests/upstream/fix-tests.sh" \
+			SHELL_TESTS=$tree/tools/perf/tests/shell "$repo/tests/upstream/fix-tests.sh" \
 			2>&1) || { echo "$said" >&2; die "$(basename "$1"): its fix is not proved mail by mail"; }
 		echo "$said" >> "$work/fix-proofs"
 		echo ", its fix's test fails before it and passes with it"
@@ -280,8 +281,8 @@ check_series() {
 	cp -a "$pristine" "$tree"
 	(cd "$tree" && git init -q && git add -A && git commit -q -m pristine)
 	perf_make() {
-		# shellcheck disable=SC2086 # PERF_MAKE is a command line
-		$PERF_MAKE -C "$tree/tools/perf" O="$obj" "$@" >> "$log" 2>&1
+		# PERF_MAKE is a command line, its quotes included
+		eval "$PERF_MAKE" -C '"$tree/tools/perf"' O='"$obj"' '"$@"' >> "$log" 2>&1
 	}
 	# upstream's 'prepare' (the prerequisite of a single object) leaves
 	# out libsymbol, whose headers util/*.c include: built once, first
