@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf inject keeps the deferred user callchains of a recording
+# perf inject keeps the CALLCHAIN_DEFERRED records of a recording
 # SPDX-License-Identifier: GPL-2.0
 
 # With deferred user callchains (Linux 6.19+) a sample's user stack is a
