@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # perf's Python scripting with deferred user callchains
-# (patches/perf-7.2/0010):
+# (the mail "perf scripting python: Add how a deferred user callchain was joined"):
 # the "deferred" entry of the sample dict, the stitched "callchain", and
 # the stitch-coverage script (perf script report stitch-coverage).
 #
